@@ -1,0 +1,57 @@
+/**
+ * The storage backend, etcd's server/storage/backend as an Effect service: named buckets of ordered
+ * byte keys, read synchronously, written in atomic batches that are group-committed.
+ *
+ * Contract (both Layers, LMDB and memory, honour it; the mvcc store relies on it):
+ * - `write(ops)` stages one atomic batch *synchronously*: every later `get`/`range` sees it at once
+ *   (like etcd's txReadBuffer). It returns an Effect that completes when that batch is durable.
+ *   Batches become durable in staging order, and batches staged while a commit is in flight are
+ *   committed together (group commit), so many concurrent writers share one fsync.
+ * - Reads never block and never fail once the backend is open; keys compare bytewise.
+ */
+import { Context, Data, type Effect } from "effect"
+
+/** etcd's buckets: "key" (revision → KeyValue), "meta" (revisions, compaction marks), "lease". */
+export type BucketName = "key" | "meta" | "lease"
+
+export interface WriteOp {
+  readonly bucket: BucketName
+  readonly key: Uint8Array
+  /** the new value; `undefined` deletes the key */
+  readonly value: Uint8Array | undefined
+}
+
+export class BackendError extends Data.TaggedError("BackendError")<{
+  readonly reason: "Locked" | "NotADataDir" | "Unreadable" | "WriteFailed" | "Closed"
+  readonly message: string
+  readonly cause?: unknown
+}> {}
+
+export interface BackendShape {
+  /** the latest value of `key`, staged batches included */
+  readonly get: (bucket: BucketName, key: Uint8Array) => Uint8Array | undefined
+  /**
+   * Entries with start <= key < end in key order (end `undefined`: to the end of the bucket),
+   * staged batches included; at most `limit` entries when given.
+   */
+  readonly range: (
+    bucket: BucketName,
+    start: Uint8Array,
+    end: Uint8Array | undefined,
+    limit?: number
+  ) => ReadonlyArray<readonly [Uint8Array, Uint8Array]>
+  /** Stages one atomic batch now; the returned Effect waits until it is durable. */
+  readonly write: (ops: ReadonlyArray<WriteOp>) => Effect.Effect<void, BackendError>
+  /** Waits until everything staged so far is durable. */
+  readonly flush: Effect.Effect<void, BackendError>
+  /** bytes the backend occupies (etcd's db size) */
+  readonly sizeBytes: () => number
+  /** bytes in use by live data (etcd's db size in use) */
+  readonly sizeInUseBytes: () => number
+  /** A consistent copy of every bucket, for Maintenance.Snapshot. */
+  readonly snapshot: Effect.Effect<Uint8Array, BackendError>
+  /** Reclaims free space where the engine supports it (Maintenance.Defragment). */
+  readonly defragment: Effect.Effect<void, BackendError>
+}
+
+export class Backend extends Context.Tag("etcd-effect/Backend")<Backend, BackendShape>() {}

@@ -1,0 +1,170 @@
+/**
+ * The revisioned key-value store's public contract (etcd's mvcc.KV plus the request checks of
+ * v3rpc/key.go): Range, Put, DeleteRange, Txn and Compact with etcd's exact semantics, and the two
+ * seams the watch layer and the lessor plug into.
+ *
+ * Request and response shapes follow etcdserverpb (rpc.proto) field for field, in camelCase, with
+ * revisions as numbers and lease ids as bigint. `kvstore.ts` implements it; `layer` there builds it.
+ */
+import { Context, type Effect } from "effect"
+import type { WriteOp } from "../backend/backend.js"
+import type { EtcdError } from "../errors.js"
+import type { Event, KeyValue } from "./key-value.js"
+
+export interface ResponseHeader {
+  /** the store revision the response reflects */
+  readonly revision: number
+}
+
+export const SortOrder = { NONE: 0, ASCEND: 1, DESCEND: 2 } as const
+export type SortOrder = (typeof SortOrder)[keyof typeof SortOrder]
+export const SortTarget = { KEY: 0, VERSION: 1, CREATE: 2, MOD: 3, VALUE: 4 } as const
+export type SortTarget = (typeof SortTarget)[keyof typeof SortTarget]
+
+export interface RangeRequest {
+  readonly key: Uint8Array
+  /** empty/absent: the single key; "\0": every key >= key; otherwise [key, rangeEnd) */
+  readonly rangeEnd?: Uint8Array | undefined
+  readonly limit?: number | undefined
+  /** 0/absent: the current revision */
+  readonly revision?: number | undefined
+  readonly sortOrder?: SortOrder | undefined
+  readonly sortTarget?: SortTarget | undefined
+  readonly serializable?: boolean | undefined
+  readonly keysOnly?: boolean | undefined
+  readonly countOnly?: boolean | undefined
+  readonly minModRevision?: number | undefined
+  readonly maxModRevision?: number | undefined
+  readonly minCreateRevision?: number | undefined
+  readonly maxCreateRevision?: number | undefined
+}
+export interface RangeResponse {
+  readonly header: ResponseHeader
+  readonly kvs: ReadonlyArray<KeyValue>
+  readonly more: boolean
+  readonly count: number
+}
+
+export interface PutRequest {
+  readonly key: Uint8Array
+  readonly value?: Uint8Array | undefined
+  readonly lease?: bigint | undefined
+  readonly prevKv?: boolean | undefined
+  readonly ignoreValue?: boolean | undefined
+  readonly ignoreLease?: boolean | undefined
+}
+export interface PutResponse {
+  readonly header: ResponseHeader
+  readonly prevKv?: KeyValue | undefined
+}
+
+export interface DeleteRangeRequest {
+  readonly key: Uint8Array
+  readonly rangeEnd?: Uint8Array | undefined
+  readonly prevKv?: boolean | undefined
+}
+export interface DeleteRangeResponse {
+  readonly header: ResponseHeader
+  readonly deleted: number
+  readonly prevKvs: ReadonlyArray<KeyValue>
+}
+
+export const CompareResult = { EQUAL: 0, GREATER: 1, LESS: 2, NOT_EQUAL: 3 } as const
+export type CompareResult = (typeof CompareResult)[keyof typeof CompareResult]
+export const CompareTarget = { VERSION: 0, CREATE: 1, MOD: 2, VALUE: 3, LEASE: 4 } as const
+export type CompareTarget = (typeof CompareTarget)[keyof typeof CompareTarget]
+
+export type Compare = {
+  readonly result: CompareResult
+  readonly key: Uint8Array
+  readonly rangeEnd?: Uint8Array | undefined
+} & (
+  | { readonly target: typeof CompareTarget.VERSION; readonly version: number }
+  | { readonly target: typeof CompareTarget.CREATE; readonly createRevision: number }
+  | { readonly target: typeof CompareTarget.MOD; readonly modRevision: number }
+  | { readonly target: typeof CompareTarget.VALUE; readonly value: Uint8Array }
+  | { readonly target: typeof CompareTarget.LEASE; readonly lease: bigint }
+)
+
+export type RequestOp =
+  | { readonly _tag: "Range"; readonly request: RangeRequest }
+  | { readonly _tag: "Put"; readonly request: PutRequest }
+  | { readonly _tag: "DeleteRange"; readonly request: DeleteRangeRequest }
+  | { readonly _tag: "Txn"; readonly request: TxnRequest }
+
+export type ResponseOp =
+  | { readonly _tag: "Range"; readonly response: RangeResponse }
+  | { readonly _tag: "Put"; readonly response: PutResponse }
+  | { readonly _tag: "DeleteRange"; readonly response: DeleteRangeResponse }
+  | { readonly _tag: "Txn"; readonly response: TxnResponse }
+
+export interface TxnRequest {
+  readonly compare: ReadonlyArray<Compare>
+  readonly success: ReadonlyArray<RequestOp>
+  readonly failure: ReadonlyArray<RequestOp>
+}
+export interface TxnResponse {
+  readonly header: ResponseHeader
+  readonly succeeded: boolean
+  readonly responses: ReadonlyArray<ResponseOp>
+}
+
+export interface CompactResponse {
+  readonly header: ResponseHeader
+}
+
+/** What the store asks of the lessor (src/lease). Without one, any non-zero lease is "not found". */
+export interface LeaseAttachments {
+  readonly exists: (id: bigint) => boolean
+  readonly attach: (id: bigint, key: Uint8Array) => void
+  readonly detach: (id: bigint, key: Uint8Array) => void
+}
+
+/**
+ * Called once per committed revision, in revision order, synchronously, after the revision is
+ * durable and visible (`rev()` already returns it). Events are in sub-revision (operation) order.
+ * This is etcd's watchableStore.notify seam.
+ */
+export type CommitListener = (rev: number, events: ReadonlyArray<Event>) => void
+
+export interface MvccStoreShape {
+  /** the current revision: the newest durable, visible one (1 on a fresh store) */
+  readonly rev: () => number
+  /** the compaction watermark set by the last Compact request (-1 when never compacted) */
+  readonly compactRevision: () => number
+
+  readonly range: (req: RangeRequest) => Effect.Effect<RangeResponse, EtcdError>
+  readonly put: (req: PutRequest) => Effect.Effect<PutResponse, EtcdError>
+  readonly deleteRange: (req: DeleteRangeRequest) => Effect.Effect<DeleteRangeResponse, EtcdError>
+  readonly txn: (req: TxnRequest) => Effect.Effect<TxnResponse, EtcdError>
+  /** Sets the watermark at once; with `physical` waits until superseded revisions are removed. */
+  readonly compact: (revision: number, physical?: boolean) => Effect.Effect<CompactResponse, EtcdError>
+
+  /** Installs the single commit listener (the watchable store); replaces any previous one. */
+  readonly setCommitListener: (listener: CommitListener | undefined) => void
+  /**
+   * Events of every revision in [from, to] read from the history, in (main, sub) order, at most
+   * `maxRevisions` distinct revisions when given. DELETE kvs are tombstone-shaped. Synchronous.
+   * The caller keeps from > compactRevision() (compacted history is gone).
+   */
+  readonly eventsBetween: (from: number, to: number, maxRevisions?: number) => ReadonlyArray<Event>
+  /** The key's KeyValue as of revision `rev` (undefined if absent or compacted). For prev_kv. */
+  readonly getAt: (key: Uint8Array, rev: number) => KeyValue | undefined
+
+  /**
+   * Deletes these keys in ONE revision (sorted key order, absent keys skipped; no revision when none
+   * exists), bypassing the txn op limit, and stages `extra` backend ops in the same atomic batch.
+   * For lease revoke: the attached keys and the lease record go together.
+   */
+  readonly deleteKeys: (
+    keys: ReadonlyArray<Uint8Array>,
+    extra?: ReadonlyArray<WriteOp>
+  ) => Effect.Effect<DeleteRangeResponse, EtcdError>
+
+  /** Plugs the lessor in (src/lease); the store then checks, attaches and detaches leases. */
+  readonly setLeaseAttachments: (lessor: LeaseAttachments | undefined) => void
+  /** Every live key with a non-zero lease, for the lessor to rebuild its attachments on start. */
+  readonly keysWithLease: () => ReadonlyArray<{ readonly key: Uint8Array; readonly lease: bigint }>
+}
+
+export class MvccStore extends Context.Tag("etcd-effect/MvccStore")<MvccStore, MvccStoreShape>() {}
