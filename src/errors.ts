@@ -45,6 +45,8 @@ export const Errors = {
   compacted: make(GrpcCode.OutOfRange, "etcdserver: mvcc: required revision has been compacted"),
   futureRev: make(GrpcCode.OutOfRange, "etcdserver: mvcc: required revision is a future revision"),
   requestTooLarge: make(GrpcCode.InvalidArgument, "etcdserver: request is too large"),
+  /** etcd 3.5+ (3.4 has no sort-option check) */
+  invalidSortOption: make(GrpcCode.InvalidArgument, "etcdserver: invalid sort option"),
   leaseNotFound: make(GrpcCode.NotFound, "etcdserver: requested lease not found"),
   leaseExist: make(GrpcCode.FailedPrecondition, "etcdserver: lease already exists"),
   leaseTTLTooLarge: make(GrpcCode.OutOfRange, "etcdserver: too large lease TTL"),

@@ -12,6 +12,8 @@ import { validateOps } from "./validate.js"
 /** Rough per-entry bookkeeping cost, so sizeBytes grows with the entry count like a real db would. */
 const ENTRY_OVERHEAD = 16
 const entrySize = (k: Uint8Array, v: Uint8Array) => k.length + v.length + ENTRY_OVERHEAD
+/** A real copy: `Buffer#slice` is a view, and callers may reuse their buffers after staging. */
+const copy = (b: Uint8Array): Uint8Array => new Uint8Array(b)
 
 export const makeMemoryBackend = (): { readonly backend: BackendShape; readonly close: () => void } => {
   const buckets: Record<BucketName, SortedBucket<Uint8Array>> = {
@@ -29,14 +31,14 @@ export const makeMemoryBackend = (): { readonly backend: BackendShape; readonly 
       // Few ops: one by one (appends to the key bucket are O(1)).
       for (const op of ops) {
         if (op.value === undefined) buckets[op.bucket].delete(op.key)
-        else buckets[op.bucket].set(op.key.slice(), op.value.slice())
+        else buckets[op.bucket].set(copy(op.key), copy(op.value))
       }
       return
     }
     // Per bucket, in op order, so a long batch (compaction) is merged in one pass.
     const per: Partial<Record<BucketName, Array<readonly [Uint8Array, Uint8Array | undefined]>>> = {}
     for (const op of ops) {
-      ;(per[op.bucket] ??= []).push([op.key.slice(), op.value === undefined ? undefined : op.value.slice()])
+      ;(per[op.bucket] ??= []).push([copy(op.key), op.value === undefined ? undefined : copy(op.value)])
     }
     for (const name of BUCKETS) {
       const changes = per[name]

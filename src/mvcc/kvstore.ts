@@ -1,0 +1,498 @@
+/**
+ * kvstore.go: the MvccStore service over a Backend.
+ *
+ * Concurrency and durability: every mutation runs synchronously in one step — validate, evaluate
+ * against the head state (staged revisions included), update the index, stage the backend batch —
+ * then waits for that batch to be durable, then commits: `rev()` advances and the commit listener
+ * sees the revision's events, always in revision order (batches become durable in staging order, so
+ * durability of revision r implies every earlier one). Plain reads (Range, getAt, eventsBetween)
+ * read at `rev()`, the newest committed revision: a multi-version index makes that a consistent
+ * view while later revisions are still in flight. A backend write failure stops the store: that
+ * request and every later one fail with "etcdserver: server stopped" instead of serving diverged
+ * state.
+ */
+import { Context, Deferred, Effect, FiberId, Layer, Queue, type Scope } from "effect"
+import { Backend, type BackendError, type BackendShape, type WriteOp } from "../backend/backend.js"
+import { EtcdError, Errors } from "../errors.js"
+import { applyDeleteRange, applyPut, applyRange, applyTxnOps, isTxnReadonly, prepareTxn } from "./apply.js"
+import { KeyIndex } from "./key-index.js"
+import { type Event, EventType, type KeyValue, tombstoneKv } from "./key-value.js"
+import {
+  type CommitListener,
+  type DeleteRangeRequest,
+  type DeleteRangeResponse,
+  type LeaseAttachments,
+  MvccStore,
+  type MvccStoreShape,
+  type PutRequest,
+  type PutResponse,
+  type RangeRequest,
+  type RangeResponse,
+  type TxnRequest,
+  type TxnResponse
+} from "./kv.js"
+import { bytesToMain, bytesToSub, decodeKeyValue, isTombstoneKey, revToBytes } from "./kv-codec.js"
+import {
+  decodeCompactRev,
+  encodeCompactRev,
+  FINISHED_COMPACT_KEY,
+  runCompaction,
+  SCHEDULED_COMPACT_KEY
+} from "./kvstore-compaction.js"
+import { latin1, type StoreCore, TxnRead, TxnWrite } from "./kvstore-txn.js"
+import { checkDeleteRequest, checkPutRequest, checkRangeRequest, checkTxn } from "./request-checks.js"
+import {
+  deleteRangeRequestSize,
+  internalRaftRequestSize,
+  putRequestSize,
+  txnRequestSize
+} from "./request-size.js"
+import { TreeIndex } from "./tree-index.js"
+
+// ---------------------------------------------------------------------------------------------
+// configuration
+
+export interface KvStoreConfigShape {
+  /** etcd's --max-request-bytes (default 1.5 MiB) */
+  readonly maxRequestBytes: number
+  /** etcd's --max-txn-ops (default 128) */
+  readonly maxTxnOps?: number | undefined
+  /** revisions examined per physical-compaction batch (etcd's CompactionBatchLimit, default 1000) */
+  readonly compactionBatchLimit?: number | undefined
+}
+
+export class KvStoreConfig extends Context.Tag("etcd-effect/KvStoreConfig")<KvStoreConfig, KvStoreConfigShape>() {}
+
+export const DEFAULT_MAX_REQUEST_BYTES = 1572864
+export const DEFAULT_MAX_TXN_OPS = 128
+export const DEFAULT_COMPACTION_BATCH_LIMIT = 1000
+
+export const defaultConfig: KvStoreConfigShape = {
+  maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+  maxTxnOps: DEFAULT_MAX_TXN_OPS,
+  compactionBatchLimit: DEFAULT_COMPACTION_BATCH_LIMIT
+}
+
+export const layerConfig = (config: Partial<KvStoreConfigShape> = {}): Layer.Layer<KvStoreConfig> =>
+  Layer.succeed(KvStoreConfig, { ...defaultConfig, ...config })
+
+// ---------------------------------------------------------------------------------------------
+// restore
+
+const RESTORE_CHUNK = 10000
+
+/** Reads the key bucket in revision order and rebuilds the index and the live keys' leases. */
+const restore = (core: StoreCore): { lastRev: number; finished: number; scheduled: number } => {
+  const { backend, index, leases } = core
+  const finishedBytes = backend.get("meta", FINISHED_COMPACT_KEY)
+  const scheduledBytes = backend.get("meta", SCHEDULED_COMPACT_KEY)
+  const finished = finishedBytes === undefined ? -1 : decodeCompactRev(finishedBytes)
+  const scheduled = scheduledBytes === undefined ? -1 : decodeCompactRev(scheduledBytes)
+  let lastRev = 1
+  let start: Uint8Array = revToBytes(1, 0)
+  for (;;) {
+    const entries = backend.range("key", start, undefined, RESTORE_CHUNK)
+    for (const [rk, v] of entries) {
+      const main = bytesToMain(rk)
+      const sub = bytesToSub(rk)
+      const kv = decodeKeyValue(v)
+      const k = latin1(kv.key)
+      const ki = index.keyIndex(k)
+      lastRev = main
+      if (isTombstoneKey(rk)) {
+        leases.delete(k)
+        if (ki !== undefined) ki.tombstone(main, sub)
+        else {
+          // the only revision left of this key: its creation was compacted
+          const nki = new KeyIndex(kv.key, k)
+          nki.restoreTombstone(main, sub)
+          index.insert(nki)
+        }
+        continue
+      }
+      if (kv.lease !== 0n) leases.set(k, kv.lease)
+      else leases.delete(k)
+      if (ki !== undefined) ki.put(main, sub)
+      else {
+        const nki = new KeyIndex(kv.key, k)
+        nki.restore({ main: kv.createRevision, sub: 0 }, { main, sub }, kv.version)
+        index.insert(nki)
+      }
+    }
+    if (entries.length < RESTORE_CHUNK) break
+    const lastKey = entries[entries.length - 1]![0]
+    start = revToBytes(bytesToMain(lastKey), bytesToSub(lastKey) + 1)
+  }
+  return { lastRev, finished, scheduled }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the store
+
+interface PendingRevision {
+  readonly rev: number
+  readonly events: ReadonlyArray<Event>
+}
+
+interface CompactionJob {
+  readonly rev: number
+  readonly done: Deferred.Deferred<void, EtcdError>
+}
+
+const EVENTS_CHUNK = 1000
+
+/** Builds the store over the Backend in context; the scope owns its compaction fiber. */
+export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig | Scope.Scope> = Effect.gen(
+  function* () {
+    const backend: BackendShape = yield* Backend
+    const config = yield* KvStoreConfig
+    const maxRequestBytes = config.maxRequestBytes
+    const maxTxnOps = config.maxTxnOps ?? DEFAULT_MAX_TXN_OPS
+    const batchLimit = Math.max(1, config.compactionBatchLimit ?? DEFAULT_COMPACTION_BATCH_LIMIT)
+
+    const core: StoreCore = {
+      backend,
+      index: new TreeIndex(),
+      headRev: 1,
+      committedRev: 1,
+      compactMainRev: -1,
+      leases: new Map(),
+      lessor: undefined
+    }
+    const restored = yield* Effect.try({
+      try: () => restore(core),
+      catch: (e) => new Error(`mvcc: cannot rebuild the index from the backend: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
+    }).pipe(Effect.orDie)
+    core.compactMainRev = restored.finished
+    let currentRev = restored.lastRev
+    // revisions up to the watermark may all be compacted away: never report less than it
+    if (currentRev < core.compactMainRev) currentRev = core.compactMainRev
+    if (restored.scheduled > currentRev) currentRev = restored.scheduled
+    core.headRev = currentRev
+    core.committedRev = currentRev
+
+    let listener: CommitListener | undefined
+    const pending: Array<PendingRevision> = []
+    /** set once the store can no longer serve: backend failure or closed scope */
+    let stopped: EtcdError | undefined
+
+    const compactions = yield* Queue.unbounded<CompactionJob>()
+
+    /** Commits every staged revision up to r (all durable), in order, telling the listener. */
+    const commitThrough = (r: number): void => {
+      let errors: Array<unknown> | undefined
+      while (pending.length > 0 && pending[0]!.rev <= r) {
+        const p = pending.shift()!
+        core.committedRev = p.rev
+        if (listener !== undefined) {
+          try {
+            listener(p.rev, p.events)
+          } catch (e) {
+            ;(errors ??= []).push(e)
+          }
+        }
+      }
+      if (errors !== undefined) throw new AggregateError(errors, "commit listener failed")
+    }
+
+    /** A backend failure is fatal: later requests fail rather than serve state the disk lacks. */
+    const fail = (): EtcdError => {
+      if (stopped === undefined) {
+        stopped = Errors.stopped()
+        // staged revisions may never become durable: drop them unannounced
+        pending.length = 0
+      }
+      return stopped
+    }
+
+    /** Waits for a staged batch, then commits through `rev` (0: commits nothing new). */
+    const awaitDurable = (durable: Effect.Effect<void, BackendError>, rev: number): Effect.Effect<void, EtcdError> =>
+      Effect.uninterruptible(
+        Effect.matchEffect(durable, {
+          onFailure: (e) =>
+            Effect.zipRight(
+              Effect.logError("mvcc: backend write failed; store stopped", e),
+              Effect.fail(fail())
+            ),
+          onSuccess: () => (rev > 0 ? commitSafely(rev) : Effect.void)
+        })
+      )
+
+    const commitSafely = (rev: number): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        try {
+          commitThrough(rev)
+          return Effect.void
+        } catch (e) {
+          return Effect.logError("mvcc: commit listener threw", e)
+        }
+      })
+
+    /** A result read at head revision h must not be returned before h is durable. */
+    const awaitHead = (h: number): Effect.Effect<void, EtcdError> =>
+      h > core.committedRev ? awaitDurable(backend.flush, h) : Effect.void
+
+    /** Stages the txn's batch (plus `extra`) as revision beginRev + 1 and waits for it to commit. */
+    const stage = (txn: TxnWrite, extra?: ReadonlyArray<WriteOp>): Effect.Effect<void, EtcdError> => {
+      const rev = txn.beginRev + 1
+      const ops = extra !== undefined && extra.length > 0 ? [...txn.ops, ...extra] : txn.ops
+      let durable: Effect.Effect<void, BackendError>
+      try {
+        durable = backend.write(ops)
+      } catch (e) {
+        txn.abort()
+        return Effect.zipRight(Effect.logError("mvcc: backend write threw; store stopped", e), Effect.fail(fail()))
+      }
+      core.headRev = rev
+      pending.push({ rev, events: txn.events() })
+      try {
+        txn.applyLessorOps()
+      } catch (e) {
+        // the revision is staged and stands; a misbehaving lessor must not undo it
+        return Effect.zipRight(Effect.logError("mvcc: lessor attach/detach threw", e), awaitDurable(durable, rev))
+      }
+      return awaitDurable(durable, rev)
+    }
+
+    /** Runs `f` on a fresh write txn; on success stages it (or waits for head), on error rolls back. */
+    const write = <A>(f: (txn: TxnWrite) => A, extra?: ReadonlyArray<WriteOp>): Effect.Effect<A, EtcdError> =>
+      Effect.suspend(() => {
+        if (stopped !== undefined) return Effect.fail(stopped)
+        const txn = new TxnWrite(core)
+        let result: A
+        try {
+          result = f(txn)
+        } catch (e) {
+          txn.abort()
+          if (e instanceof EtcdError) return Effect.fail(e)
+          return Effect.die(e)
+        }
+        if (txn.changeCount() > 0) return Effect.as(stage(txn, extra), result)
+        if (extra !== undefined && extra.length > 0) {
+          let durable: Effect.Effect<void, BackendError>
+          try {
+            durable = backend.write(extra)
+          } catch (e) {
+            return Effect.zipRight(Effect.logError("mvcc: backend write threw", e), Effect.fail(fail()))
+          }
+          return Effect.as(awaitDurable(durable, txn.beginRev), result)
+        }
+        return Effect.as(awaitHead(txn.beginRev), result)
+      })
+
+    const read = <A>(f: (view: TxnRead) => A): Effect.Effect<A, EtcdError> =>
+      Effect.suspend(() => {
+        if (stopped !== undefined) return Effect.fail(stopped)
+        try {
+          return Effect.succeed(f(new TxnRead(core, core.committedRev, core.compactMainRev)))
+        } catch (e) {
+          if (e instanceof EtcdError) return Effect.fail(e)
+          return Effect.die(e)
+        }
+      })
+
+    const tooLarge = (size: number): boolean => internalRaftRequestSize(size) > maxRequestBytes
+
+    const range = (req: RangeRequest): Effect.Effect<RangeResponse, EtcdError> =>
+      Effect.suspend(() => {
+        const e = checkRangeRequest(req)
+        if (e !== undefined) return Effect.fail(e)
+        return read((view) => applyRange(view, req))
+      })
+
+    const put = (req: PutRequest): Effect.Effect<PutResponse, EtcdError> =>
+      Effect.suspend(() => {
+        const e = checkPutRequest(req)
+        if (e !== undefined) return Effect.fail(e)
+        if (tooLarge(putRequestSize(req))) return Effect.fail(Errors.requestTooLarge())
+        return write((txn) => applyPut(txn, req, true))
+      })
+
+    const deleteRange = (req: DeleteRangeRequest): Effect.Effect<DeleteRangeResponse, EtcdError> =>
+      Effect.suspend(() => {
+        const e = checkDeleteRequest(req)
+        if (e !== undefined) return Effect.fail(e)
+        if (tooLarge(deleteRangeRequestSize(req))) return Effect.fail(Errors.requestTooLarge())
+        return write((txn) => applyDeleteRange(txn, req))
+      })
+
+    const txn = (req: TxnRequest): Effect.Effect<TxnResponse, EtcdError> =>
+      Effect.suspend(() => {
+        const e = checkTxn(req, maxTxnOps)
+        if (e !== undefined) return Effect.fail(e)
+        if (isTxnReadonly(req)) {
+          // served from the committed state, like etcd's read-only txns (no raft, no size check)
+          return read((view) => {
+            const path = prepareTxn(view, req, false)
+            const { succeeded, responses } = applyTxnOps(view, req, path)
+            return { header: { revision: view.rev() }, succeeded, responses }
+          })
+        }
+        if (tooLarge(txnRequestSize(req))) return Effect.fail(Errors.requestTooLarge())
+        return write((w) => {
+          const path = prepareTxn(new TxnRead(core, core.headRev, core.compactMainRev), req, true)
+          const { succeeded, responses } = applyTxnOps(w, req, path)
+          const revision = w.changeCount() > 0 ? w.beginRev + 1 : w.beginRev
+          return { header: { revision }, succeeded, responses }
+        })
+      })
+
+    const compact = (revision: number, physical = false): Effect.Effect<{ header: { revision: number } }, EtcdError> =>
+      Effect.suspend(() => {
+        if (stopped !== undefined) return Effect.fail(stopped)
+        // never let a malformed number become the persisted watermark
+        if (!Number.isSafeInteger(revision)) return Effect.fail(revision > 0 ? Errors.futureRev() : Errors.compacted())
+        if (revision <= core.compactMainRev) return Effect.fail(Errors.compacted())
+        if (revision > core.committedRev) return Effect.fail(Errors.futureRev())
+        core.compactMainRev = revision
+        let durable: Effect.Effect<void, BackendError>
+        try {
+          durable = backend.write([{ bucket: "meta", key: SCHEDULED_COMPACT_KEY, value: encodeCompactRev(revision) }])
+        } catch (e) {
+          return Effect.zipRight(Effect.logError("mvcc: backend write threw", e), Effect.fail(fail()))
+        }
+        const done = Deferred.unsafeMake<void, EtcdError>(FiberId.none)
+        compactions.unsafeOffer({ rev: revision, done })
+        const header = { revision: core.committedRev }
+        const persisted = awaitDurable(durable, 0)
+        const response = { header }
+        return physical
+          ? Effect.as(Effect.zipRight(persisted, Deferred.await(done)), response)
+          : Effect.as(persisted, response)
+      })
+
+    // the FIFO compaction scheduler
+    const compactionWrite = (ops: ReadonlyArray<WriteOp>): Effect.Effect<void, BackendError> =>
+      Effect.suspend(() => {
+        if (stopped !== undefined) return Effect.void
+        return backend.write(ops)
+      })
+    let currentJob: CompactionJob | undefined
+    const runJob = (job: CompactionJob): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        currentJob = job
+        if (stopped !== undefined) return Deferred.fail(job.done, stopped)
+        return runCompaction(core.index, backend, compactionWrite, job.rev, batchLimit).pipe(
+          Effect.matchEffect({
+            onFailure: (e) =>
+              Effect.zipRight(Effect.logError("mvcc: compaction write failed; store stopped", e), Deferred.fail(job.done, fail())),
+            onSuccess: () => Deferred.succeed(job.done, undefined)
+          }),
+          Effect.asVoid
+        )
+      })
+    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(compactions), runJob)))
+
+    // resume a compaction that was scheduled but not finished before the last shutdown
+    if (restored.scheduled > restored.finished) {
+      core.compactMainRev = restored.scheduled
+      compactions.unsafeOffer({
+        rev: restored.scheduled,
+        done: Deferred.unsafeMake<void, EtcdError>(FiberId.none)
+      })
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function* () {
+        stopped ??= Errors.stopped()
+        const left = yield* Queue.takeAll(compactions)
+        if (currentJob !== undefined) yield* Deferred.fail(currentJob.done, stopped)
+        for (const job of left) yield* Deferred.fail(job.done, stopped)
+        yield* Queue.shutdown(compactions)
+      })
+    )
+
+    const getAt = (key: Uint8Array, rev: number): KeyValue | undefined => {
+      if (rev < core.compactMainRev || rev > core.committedRev || rev <= 0) return undefined
+      const ki = core.index.keyIndex(latin1(key))
+      if (ki === undefined) return undefined
+      const r = ki.revisionAt(rev)
+      if (r === undefined) return undefined
+      const v = backend.get("key", revToBytes(r.main, r.sub))
+      return v === undefined ? undefined : decodeKeyValue(v)
+    }
+
+    const eventsBetween = (from: number, to: number, maxRevisions?: number): ReadonlyArray<Event> => {
+      const last = Math.min(to, core.committedRev)
+      const out: Array<Event> = []
+      if (from > last) return out
+      const limit = maxRevisions === undefined || maxRevisions <= 0 ? Infinity : maxRevisions
+      const end = revToBytes(last + 1, 0)
+      let start: Uint8Array = revToBytes(Math.max(from, 0), 0)
+      let revisions = 0
+      let prevMain = -1
+      for (;;) {
+        const entries = backend.range("key", start, end, EVENTS_CHUNK)
+        for (const [rk, v] of entries) {
+          const main = bytesToMain(rk)
+          if (main !== prevMain) {
+            if (revisions >= limit) return out
+            revisions++
+            prevMain = main
+          }
+          const kv = decodeKeyValue(v)
+          out.push(
+            isTombstoneKey(rk) ? { type: EventType.DELETE, kv: tombstoneKv(kv.key, main) } : { type: EventType.PUT, kv }
+          )
+        }
+        if (entries.length < EVENTS_CHUNK) return out
+        const lastKey = entries[entries.length - 1]![0]
+        start = revToBytes(bytesToMain(lastKey), bytesToSub(lastKey) + 1)
+      }
+    }
+
+    const deleteKeys = (
+      keys: ReadonlyArray<Uint8Array>,
+      extra?: ReadonlyArray<WriteOp>
+    ): Effect.Effect<DeleteRangeResponse, EtcdError> =>
+      write((txn) => {
+        const ks = Array.from(new Set(keys.map(latin1))).sort()
+        const rev = txn.beginRev
+        let deleted = 0
+        for (const k of ks) {
+          const ki = core.index.keyIndex(k)
+          if (ki !== undefined && ki.revisionAt(rev + 1) !== undefined) {
+            txn.delete(ki)
+            deleted++
+          }
+        }
+        return { header: { revision: deleted > 0 ? rev + 1 : rev }, deleted, prevKvs: [] }
+      }, extra)
+
+    const keysWithLease = (): ReadonlyArray<{ readonly key: Uint8Array; readonly lease: bigint }> => {
+      const out: Array<{ key: Uint8Array; lease: bigint }> = []
+      for (const [k, lease] of core.leases) {
+        const ki = core.index.keyIndex(k)
+        if (ki !== undefined) out.push({ key: ki.key, lease })
+      }
+      return out
+    }
+
+    const shape: MvccStoreShape = {
+      rev: () => core.committedRev,
+      compactRevision: () => core.compactMainRev,
+      range,
+      put,
+      deleteRange,
+      txn,
+      compact,
+      setCommitListener: (l) => {
+        listener = l
+      },
+      eventsBetween,
+      getAt,
+      deleteKeys,
+      setLeaseAttachments: (l: LeaseAttachments | undefined) => {
+        core.lessor = l
+      },
+      keysWithLease
+    }
+    return shape
+  }
+)
+
+/** The MvccStore over the Backend in context, configured by KvStoreConfig. */
+export const layer: Layer.Layer<MvccStore, never, Backend | KvStoreConfig> = Layer.scoped(MvccStore, make)
+
+/** The MvccStore with etcd's default limits (1.5 MiB requests, 128 txn ops). */
+export const layerDefault: Layer.Layer<MvccStore, never, Backend> = layer.pipe(Layer.provide(layerConfig()))
