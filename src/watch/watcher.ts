@@ -1,0 +1,125 @@
+/**
+ * etcd's mvcc `watcher` (watchable_store.go) and `WatchResponse` (watcher.go): one watch on a key or
+ * range, a plain mutable record owned by the watchable store. It is never a fiber: the synced path
+ * and the sync loops move it between groups and push responses into its stream's channel.
+ */
+import { EventType, type Event } from "../mvcc/key-value.js"
+
+export type WatchId = number
+
+/** Watch id 0 asks the stream to allocate one (clientv3.AutoWatchID). */
+export const AutoWatchId: WatchId = 0
+
+/** The id of a stream-wide progress response (clientv3.InvalidWatchID). */
+export const ProgressAllWatchId: WatchId = -1
+
+/** mvcc.WatchResponse: what a watcher puts on its stream's channel. */
+export interface WatchResponse {
+  readonly watchId: WatchId
+  /** complete revisions, in revision then operation order; empty for progress and compaction */
+  readonly events: ReadonlyArray<Event>
+  /**
+   * Synced events: the event revision. Catch-up batches: the store revision at sync time. Victim
+   * retries: minRev-1. Progress: the current store revision. Compaction: 0.
+   */
+  readonly revision: number
+  /** non-zero only on a compaction response: the compaction revision that cancelled the watcher */
+  readonly compactRevision: number
+}
+
+/** WatchCreateRequest.FilterType, numbered as on the wire. */
+export const FilterType = { NOPUT: 0, NODELETE: 1 } as const
+export type FilterType = (typeof FilterType)[keyof typeof FilterType]
+
+const DROP_PUT = 1
+const DROP_DELETE = 2
+
+/** Filters as a bit mask (unknown enum values are ignored, as etcd's FiltersFromRequest does). */
+export const filterMask = (filters: Iterable<number> | undefined): number => {
+  let mask = 0
+  if (filters !== undefined) {
+    for (const f of filters) {
+      if (f === FilterType.NOPUT) mask |= DROP_PUT
+      else if (f === FilterType.NODELETE) mask |= DROP_DELETE
+    }
+  }
+  return mask
+}
+
+/** Where a watcher's responses go: its stream's channel (a non-blocking offer). */
+export interface ResponseSink {
+  /** false when the channel is full or closed, like Go's `select { case ch <- r: default: }` */
+  readonly offer: (response: WatchResponse) => boolean
+}
+
+/** Which group holds the watcher, so cancel knows where to remove it from. */
+export type WatcherState = "synced" | "unsynced" | "victim" | "compacted" | "canceled"
+
+/**
+ * Keys are held as latin1 strings (one char per byte) so JS string order is bytewise order and
+ * Maps can key on them. `end`: undefined = the single key, "" = every key >= key, else [key, end).
+ */
+export class Watcher {
+  state: WatcherState = "synced"
+  constructor(
+    readonly key: string,
+    readonly end: string | undefined,
+    /** the requested start revision (0 = "from now"); progress waits until the store reaches it */
+    readonly startRev: number,
+    /** the next revision this watcher accepts */
+    public minRev: number,
+    readonly id: WatchId,
+    /** filterMask of NOPUT/NODELETE */
+    readonly filter: number,
+    /** prev_kv was asked for; the server attaches it at send time */
+    readonly prevKv: boolean,
+    readonly sink: ResponseSink
+  ) {}
+
+  /** Whether `key` (latin1) falls in this watcher's range. */
+  matches(key: string): boolean {
+    const end = this.end
+    if (end === undefined) return key === this.key
+    return key >= this.key && (end === "" || key < end)
+  }
+
+  /**
+   * watcher.send: applies the filters, then offers without blocking. A response whose events were
+   * all filtered out is not sent and counts as delivered; an empty (progress) response is always sent.
+   */
+  send(events: ReadonlyArray<Event>, revision: number): boolean {
+    let evs = events
+    if (this.filter !== 0 && evs.length > 0) {
+      evs = filterEvents(evs, this.filter)
+      if (evs.length === 0) return true
+    }
+    return this.sink.offer({ watchId: this.id, events: evs, revision, compactRevision: 0 })
+  }
+
+  /** The compaction response: {compactRevision, revision 0}. */
+  sendCompacted(compactRevision: number): boolean {
+    return this.sink.offer({ watchId: this.id, events: [], revision: 0, compactRevision })
+  }
+}
+
+const filterEvents = (events: ReadonlyArray<Event>, mask: number): ReadonlyArray<Event> => {
+  let out: Array<Event> | undefined
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
+    const drop = (mask & (e.type === EventType.PUT ? DROP_PUT : DROP_DELETE)) !== 0
+    if (drop) {
+      if (out === undefined) out = events.slice(0, i)
+    } else if (out !== undefined) out.push(e)
+  }
+  return out ?? events
+}
+
+const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, s: number, e: number) => string })
+  .latin1Slice
+
+/** Bytes → latin1 string: one char per byte, so string order is byte order. */
+export const keyString = (bytes: Uint8Array): string =>
+  bytes.byteLength === 0 ? "" : latin1Slice.call(bytes, 0, bytes.byteLength)
+
+/** latin1 string → bytes. */
+export const keyBytes = (key: string): Uint8Array => new Uint8Array(Buffer.from(key, "latin1"))
