@@ -1,0 +1,125 @@
+/**
+ * The server's configuration: etcd's flags that apply to one member, with etcd's defaults, and the
+ * parsers for etcd's value syntax (Go durations, URL lists, auto-compaction retention).
+ */
+import { Duration } from "effect"
+import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/kvstore.js"
+import { DEFAULT_PROGRESS_NOTIFY_INTERVAL } from "./watch-server.js"
+
+export type AutoCompaction =
+  | { readonly mode: "periodic"; readonly retention: Duration.Duration }
+  | { readonly mode: "revision"; readonly retention: number }
+
+export interface ServerConfig {
+  /** --name: this member's name (MemberList) */
+  readonly name: string
+  /** --data-dir; undefined: an in-memory backend (tests, embedding) */
+  readonly dataDir: string | undefined
+  /** --listen-client-urls: where to accept clients ("http://host:port"; port 0 picks one) */
+  readonly listenClientUrls: ReadonlyArray<string>
+  /** --advertise-client-urls; empty: the listen URLs with their bound ports */
+  readonly advertiseClientUrls: ReadonlyArray<string>
+  /** --max-request-bytes */
+  readonly maxRequestBytes: number
+  /** --auto-compaction-mode/--auto-compaction-retention; undefined: off */
+  readonly autoCompaction: AutoCompaction | undefined
+  /** --experimental-watch-progress-notify-interval (raised to 100 ms at least) */
+  readonly progressNotifyInterval: Duration.DurationInput
+  /** how long unary calls in flight may take to finish at shutdown */
+  readonly shutdownGrace: Duration.DurationInput
+}
+
+export const DEFAULT_CLIENT_URL = "http://127.0.0.1:2379"
+
+export const defaultServerConfig: ServerConfig = {
+  name: "default",
+  dataDir: undefined,
+  listenClientUrls: [DEFAULT_CLIENT_URL],
+  advertiseClientUrls: [],
+  maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+  autoCompaction: undefined,
+  progressNotifyInterval: DEFAULT_PROGRESS_NOTIFY_INTERVAL,
+  shutdownGrace: Duration.seconds(2)
+}
+
+const UNITS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  "µs": 1e-3,
+  "μs": 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000
+}
+
+/** Go's time.ParseDuration ("1h30m", "100ms", "1.5s", "0"); undefined when malformed. */
+export const parseGoDuration = (input: string): Duration.Duration | undefined => {
+  let s = input.trim()
+  if (s === "") return undefined
+  let sign = 1
+  if (s[0] === "-" || s[0] === "+") {
+    if (s[0] === "-") sign = -1
+    s = s.slice(1)
+  }
+  if (s === "0") return Duration.zero
+  const re = /^(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)/
+  let total = 0
+  while (s.length > 0) {
+    const m = re.exec(s)
+    if (m === null) return undefined
+    total += Number(m[1]) * UNITS[m[2]!]!
+    s = s.slice(m[0].length)
+  }
+  if (sign < 0) return undefined
+  return Duration.millis(total)
+}
+
+/** A comma-separated URL list, as etcd's URL flags take it. */
+export const splitUrls = (s: string): Array<string> =>
+  s.split(",").map((u) => u.trim()).filter((u) => u.length > 0)
+
+export interface ListenAddress {
+  /** the URL as given */
+  readonly url: string
+  readonly host: string
+  readonly port: number
+}
+
+/** Parses a client URL: http only (TLS is not supported); error text for one line on stderr. */
+export const parseClientUrl = (url: string): ListenAddress | string => {
+  let u: URL
+  try {
+    u = new URL(url)
+  } catch {
+    return `invalid client URL ${JSON.stringify(url)}: expected http://host:port`
+  }
+  if (u.protocol === "https:") return `client URL ${url}: TLS (https) is not supported`
+  if (u.protocol !== "http:") return `client URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (only http)`
+  if (u.port === "") return `client URL ${url}: missing port`
+  if (u.pathname !== "/" && u.pathname !== "") return `client URL ${url}: expected no path`
+  return { url, host: u.hostname, port: Number(u.port) }
+}
+
+/**
+ * --auto-compaction-mode/--auto-compaction-retention as etcd reads them: periodic retention is an
+ * hour count or a duration; revision retention is a revision count; "0" (the default) is off.
+ */
+export const parseAutoCompaction = (mode: string, retention: string): AutoCompaction | undefined | string => {
+  const r = retention.trim()
+  if (r === "" || r === "0") return undefined
+  switch (mode) {
+    case "periodic": {
+      if (/^\d+$/.test(r)) return { mode, retention: Duration.hours(Number(r)) }
+      const d = parseGoDuration(r)
+      if (d === undefined) return `error parsing auto-compaction-retention: invalid duration ${JSON.stringify(r)}`
+      return Duration.toMillis(d) === 0 ? undefined : { mode, retention: d }
+    }
+    case "revision": {
+      if (!/^\d+$/.test(r)) return `error parsing auto-compaction-retention: ${JSON.stringify(r)} is not a revision count`
+      return { mode, retention: Number(r) }
+    }
+    default:
+      return `unknown auto-compaction-mode ${JSON.stringify(mode)}`
+  }
+}

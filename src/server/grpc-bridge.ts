@@ -1,0 +1,266 @@
+/**
+ * grpc-js ↔ Effect: every call is a fiber in the server's FiberSet runtime.
+ *
+ * - Client cancel and deadline: grpc-js emits 'cancelled' on the call (a deadline first ends the
+ *   call with DEADLINE_EXCEEDED, then emits it) → the call's fiber is interrupted, which replaces
+ *   Go's ctx.Done(). Nothing more is written to a cancelled call.
+ * - Outcome → status: success → the response (unary) or `end()` (streams: OK after buffered writes
+ *   are flushed); EtcdError → its gRPC code and etcd's exact text; a defect → Internal (logged);
+ *   interruption that the client did not cause (shutdown) → Unavailable "etcdserver: server stopped",
+ *   which clients treat as "try again / elsewhere".
+ * - A handler never throws into grpc-js: everything runs inside `Effect.suspend`.
+ * - Writes honour back-pressure: `writeAll` writes a batch and waits for 'drain' once when the
+ *   stream's buffer is above its high-water mark.
+ * - Shutdown (`CallRunner.shutdown`): new calls are refused, streams are interrupted at once, unary
+ *   calls get a grace period to finish and are then interrupted too.
+ */
+import type * as grpc from "@grpc/grpc-js"
+import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, type Scope } from "effect"
+import { EtcdError, Errors, GrpcCode } from "../errors.js"
+
+/** What a failed call ends with: grpc-js' status object shape. */
+export interface CallStatus {
+  readonly code: number
+  readonly details: string
+}
+
+const stoppedStatus = (): CallStatus => {
+  const e = Errors.stopped()
+  return { code: e.code, details: e.message }
+}
+
+/** The status a call's failure cause maps to. */
+export const causeToStatus = <E>(cause: Cause.Cause<E>): CallStatus => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const e = failure.value
+    if (e instanceof EtcdError) return { code: e.code, details: e.message }
+    return { code: GrpcCode.Unknown, details: describe(e) }
+  }
+  const defect = Cause.dieOption(cause)
+  if (Option.isSome(defect)) {
+    return { code: GrpcCode.Internal, details: `etcd-effect: internal error: ${describe(defect.value)}` }
+  }
+  return stoppedStatus()
+}
+
+const describe = (u: unknown): string =>
+  typeof u === "object" && u !== null && "message" in u && typeof u.message === "string" ? u.message : String(u)
+
+const serviceError = (s: CallStatus): Partial<grpc.StatusObject> => ({ code: s.code, details: s.details })
+
+/** Logs defects (bugs) with the method name; expected failures are the caller's business. */
+const logDefects = (method: string) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+  Effect.tapErrorCause(effect, (cause) =>
+    Cause.isDie(cause) ? Effect.logError(`${method}: handler defect`, cause) : Effect.void
+  )
+
+/** The minimal surface of a grpc-js server call the bridge uses. */
+interface CancellableCall {
+  readonly cancelled: boolean
+  once(event: "cancelled", listener: () => void): unknown
+  removeListener(event: "cancelled", listener: () => void): unknown
+}
+
+/**
+ * The server's call runner: two FiberSets (unary calls, streams) owned by the server's scope, and
+ * the closing flag. Build it with `makeCallRunner` inside the server layer.
+ */
+export interface CallRunner {
+  /** A unary handler for grpc-js. */
+  readonly unary: <Req, Res>(
+    method: string,
+    f: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Effect.Effect<Res, EtcdError>
+  ) => grpc.handleUnaryCall<Req, Res>
+  /** A bidi-streaming handler: `f` owns the call until its Effect ends (then OK, or the failure's status). */
+  readonly bidi: <Req, Res>(
+    method: string,
+    f: (call: grpc.ServerDuplexStream<Req, Res>) => Effect.Effect<void, EtcdError, Scope.Scope>
+  ) => grpc.handleBidiStreamingCall<Req, Res>
+  /** A server-streaming handler. */
+  readonly serverStream: <Req, Res>(
+    method: string,
+    f: (call: grpc.ServerWritableStream<Req, Res>) => Effect.Effect<void, EtcdError, Scope.Scope>
+  ) => grpc.handleServerStreamingCall<Req, Res>
+  /**
+   * Graceful stop: refuse new calls, interrupt every stream (each ends with Unavailable), give
+   * unary calls `grace` to finish, then interrupt what is left.
+   */
+  readonly shutdown: (grace: Duration.DurationInput) => Effect.Effect<void>
+  /** calls in flight (unary, streams) */
+  readonly inFlight: () => { readonly unary: number; readonly streams: number }
+}
+
+export const makeCallRunner: Effect.Effect<CallRunner, never, Scope.Scope> = Effect.gen(function*() {
+  const unarySet = yield* FiberSet.make<unknown, unknown>()
+  const streamSet = yield* FiberSet.make<unknown, unknown>()
+  const runUnary = yield* FiberSet.runtime(unarySet)<never>()
+  const runStream = yield* FiberSet.runtime(streamSet)<never>()
+  let closing = false
+
+  /** Interrupts the fiber when the client cancels (or the deadline passes). */
+  const linkCancel = (call: CancellableCall, fiber: Fiber.RuntimeFiber<unknown, unknown>): (() => void) => {
+    const onCancel = () => fiber.unsafeInterruptAsFork(FiberId.none)
+    call.once("cancelled", onCancel)
+    return () => call.removeListener("cancelled", onCancel)
+  }
+
+  const unary: CallRunner["unary"] = (method, f) => (call, callback) => {
+    if (closing) return callback(serviceError(stoppedStatus()))
+    const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
+    const unlink = linkCancel(call, fiber)
+    fiber.addObserver((exit) => {
+      unlink()
+      if (call.cancelled) return
+      if (Exit.isSuccess(exit)) callback(null, exit.value)
+      else callback(serviceError(causeToStatus(exit.cause)))
+    })
+  }
+
+  const endStream = (
+    call: CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean },
+    exit: Exit.Exit<void, EtcdError>
+  ): void => {
+    if (call.cancelled) return
+    try {
+      if (Exit.isSuccess(exit)) call.end()
+      else call.emit("error", { ...serviceError(causeToStatus(exit.cause)), metadata: undefined })
+    } catch {
+      // the transport is already gone: nothing left to tell the client
+    }
+  }
+
+  const stream = <C extends CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean }>(
+    method: string,
+    f: (call: C) => Effect.Effect<void, EtcdError, Scope.Scope>
+  ) =>
+  (call: C): void => {
+    if (closing) {
+      endStream(call, Exit.fail(Errors.stopped()))
+      return
+    }
+    if (call.cancelled) return
+    const fiber = runStream(logDefects(method)(Effect.scoped(Effect.suspend(() => f(call)))))
+    const unlink = linkCancel(call, fiber)
+    fiber.addObserver((exit) => {
+      unlink()
+      endStream(call, exit)
+    })
+  }
+
+  const shutdown = (grace: Duration.DurationInput): Effect.Effect<void> =>
+    Effect.gen(function*() {
+      closing = true
+      yield* FiberSet.clear(streamSet)
+      yield* FiberSet.awaitEmpty(unarySet).pipe(Effect.timeoutOption(Duration.decode(grace)))
+      yield* FiberSet.clear(unarySet)
+    })
+
+  const count = (set: Iterable<unknown>): number => {
+    let n = 0
+    for (const _ of set) n++
+    return n
+  }
+
+  return {
+    unary,
+    bidi: (method, f) => stream(method, f),
+    serverStream: (method, f) => stream(method, f),
+    shutdown,
+    inFlight: () => ({ unary: count(unarySet), streams: count(streamSet) })
+  } satisfies CallRunner
+})
+
+// ---------------------------------------------------------------------------------------------
+// reading and writing streams
+
+/** The readable side of a grpc-js server stream (objectMode: one decoded message per read). */
+export interface MessageSource<A> {
+  read(): A | null
+  readonly readableEnded: boolean
+  readonly destroyed: boolean
+  on(event: "readable", f: () => void): unknown
+  once(event: "end" | "close", f: () => void): unknown
+  once(event: "error", f: (e: unknown) => void): unknown
+  removeListener(event: string, f: (...args: Array<any>) => void): unknown
+}
+
+/** A stream error reported by grpc-js while reading (e.g. an undecodable message). */
+export class StreamReadError {
+  readonly _tag = "StreamReadError"
+  constructor(readonly cause: unknown) {}
+}
+
+/**
+ * Waits for the next messages and takes every one buffered (a batch, never empty), or `null` at the
+ * end of the inbound side: half-close, or the call torn down. Pull-based: not reading leaves the
+ * client throttled by HTTP/2 flow control.
+ */
+export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> | null, StreamReadError> =>
+  Effect.async<Array<A> | null, StreamReadError>((resume) => {
+    const take = (): Array<A> | null | undefined => {
+      let out: Array<A> | undefined
+      for (;;) {
+        const m = source.read()
+        if (m === null) break
+        ;(out ??= []).push(m)
+      }
+      if (out !== undefined) return out
+      if (source.readableEnded || source.destroyed) return null
+      return undefined
+    }
+    const first = take()
+    if (first !== undefined) {
+      resume(Effect.succeed(first))
+      return
+    }
+    const cleanup = () => {
+      source.removeListener("readable", onReadable)
+      source.removeListener("end", onEnd)
+      source.removeListener("close", onEnd)
+      source.removeListener("error", onError)
+    }
+    const onReadable = () => {
+      const r = take()
+      if (r === undefined) return
+      cleanup()
+      resume(Effect.succeed(r))
+    }
+    const onEnd = () => {
+      cleanup()
+      resume(Effect.succeed(null))
+    }
+    const onError = (e: unknown) => {
+      cleanup()
+      resume(Effect.fail(new StreamReadError(e)))
+    }
+    source.on("readable", onReadable)
+    source.once("end", onEnd)
+    source.once("close", onEnd)
+    source.once("error", onError)
+    return Effect.sync(cleanup)
+  })
+
+/** The writable side of a grpc-js server stream. */
+export interface MessageSink<A> {
+  write(message: A): boolean
+  readonly writableNeedDrain: boolean
+  once(event: "drain", f: () => void): unknown
+  removeListener(event: "drain", f: () => void): unknown
+}
+
+/**
+ * Writes the messages in order and, if the stream's buffer went above its high-water mark, waits
+ * for 'drain' before returning: the caller's loop cannot run ahead of the client by more than one
+ * batch. A call torn down never drains; its fiber is interrupted by the cancellation instead.
+ */
+export const writeAll = <A>(sink: MessageSink<A>, messages: ReadonlyArray<A>): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    for (let i = 0; i < messages.length; i++) sink.write(messages[i]!)
+    if (!sink.writableNeedDrain) return Effect.void
+    return Effect.async<void>((resume) => {
+      const onDrain = () => resume(Effect.void)
+      sink.once("drain", onDrain)
+      return Effect.sync(() => sink.removeListener("drain", onDrain))
+    })
+  })

@@ -1,0 +1,115 @@
+/**
+ * The Maintenance and Cluster services for one member (etcd's v3rpc/maintenance.go, member.go).
+ *
+ * - Status: the etcd version whose API behaviour this server matches (see API_VERSION), db sizes,
+ *   this member as leader, raft term; the raft index is the store revision (there is no raft log).
+ * - Alarm: no alarms are ever raised (no space quota is enforced), so every action answers none.
+ * - Hash / HashKV: see hash.ts. Defragment: the backend's. Snapshot: the backend's consistent
+ *   copy in 32 KiB pieces. That format already ends with a sha256 of everything before it, which is
+ *   the shape of etcd's stream (the db file, then its sha256), so nothing more is appended.
+ * - MemberList: this member, with its advertised client URLs.
+ */
+import { Effect } from "effect"
+import type { BackendError, BackendShape } from "../backend/backend.js"
+import { EtcdError, GrpcCode } from "../errors.js"
+import type { MvccStoreShape } from "../mvcc/kv.js"
+import { type CallRunner, writeAll } from "./grpc-bridge.js"
+import { hashBackend, hashKV } from "./hash.js"
+import type { MakeHeader } from "./header.js"
+import { toNumber } from "./kv-pb.js"
+import type { MemberIdentity } from "./member.js"
+
+/**
+ * The etcd release whose v3 API behaviour this server matches: requested progress only when every
+ * watcher is synced (3.5.13), future start revisions (3.5.22), negative start revisions rejected
+ * in-band (3.5.24). Kubernetes reads it to enable consistent reads from its watch cache.
+ */
+export const API_VERSION = "3.5.24"
+
+/** etcd's snapshotSendBufferSize. */
+export const SNAPSHOT_CHUNK_BYTES = 32 * 1024
+
+export interface MemberInfo {
+  readonly identity: MemberIdentity
+  readonly name: string
+  readonly clientUrls: ReadonlyArray<string>
+  readonly peerUrls: ReadonlyArray<string>
+}
+
+const backendFailure = (e: BackendError): EtcdError =>
+  new EtcdError({ code: GrpcCode.Unavailable, message: `etcdserver: ${e.message}` })
+
+type AnyRequest = Record<string, unknown>
+
+export const makeMaintenanceService = (
+  runner: CallRunner,
+  store: MvccStoreShape,
+  backend: BackendShape,
+  member: MemberInfo,
+  header: MakeHeader
+) => ({
+  Status: runner.unary<AnyRequest, object>("Status", () =>
+    Effect.sync(() => {
+      const rev = store.rev()
+      return {
+        header: header(rev),
+        version: API_VERSION,
+        dbSize: backend.sizeBytes(),
+        leader: member.identity.memberId,
+        raftIndex: rev,
+        raftTerm: member.identity.raftTerm,
+        raftAppliedIndex: rev,
+        dbSizeInUse: backend.sizeInUseBytes()
+      }
+    })),
+
+  Alarm: runner.unary<AnyRequest, object>("Alarm", () => Effect.sync(() => ({ header: header(store.rev()) }))),
+
+  Defragment: runner.unary<AnyRequest, object>("Defragment", () =>
+    backend.defragment.pipe(
+      Effect.mapError(backendFailure),
+      Effect.map(() => ({ header: header(store.rev()) }))
+    )),
+
+  Hash: runner.unary<AnyRequest, object>("Hash", () =>
+    Effect.sync(() => ({ header: header(store.rev()), hash: hashBackend(backend) }))),
+
+  HashKV: runner.unary<AnyRequest, object>("HashKV", (req) =>
+    Effect.suspend(() => {
+      const r = hashKV(store, backend, toNumber(req["revision"] as string))
+      if (r instanceof EtcdError) return Effect.fail(r)
+      return Effect.succeed({
+        header: header(r.currentRevision),
+        hash: r.hash,
+        compact_revision: r.compactRevision,
+        hash_revision: r.hashRevision
+      })
+    })),
+
+  Snapshot: runner.serverStream<AnyRequest, object>("Snapshot", (call) =>
+    Effect.gen(function*() {
+      const rev = store.rev()
+      const data = yield* Effect.mapError(backend.snapshot, backendFailure)
+      const hdr = header(rev)
+      for (let off = 0; off < data.byteLength; off += SNAPSHOT_CHUNK_BYTES) {
+        const blob = data.subarray(off, Math.min(off + SNAPSHOT_CHUNK_BYTES, data.byteLength))
+        yield* writeAll(call, [{ header: hdr, remaining_bytes: data.byteLength - off - blob.byteLength, blob }])
+      }
+    }))
+})
+
+export const makeClusterService = (runner: CallRunner, member: MemberInfo, header: MakeHeader) => ({
+  MemberList: runner.unary<AnyRequest, object>("MemberList", () =>
+    Effect.sync(() => ({
+      // etcd's cluster header has no revision
+      header: header(0),
+      members: [
+        {
+          ID: member.identity.memberId,
+          name: member.name,
+          peerURLs: member.peerUrls,
+          clientURLs: member.clientUrls
+        }
+      ]
+    })))
+})

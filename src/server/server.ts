@@ -1,0 +1,231 @@
+/**
+ * The etcd-compatible gRPC server: one grpc-js Server with the KV, Watch, Lease, Maintenance,
+ * Cluster and Auth services, as a scoped service.
+ *
+ * Start-up: the member identity is read (and its term advanced, durably), every listen URL is
+ * bound (port 0 picks a free port; the bound ports are in `EtcdServer.endpoints`), and the
+ * auto-compactor is forked. Any failure is one `ServeError`/`BackendError` line.
+ *
+ * Shutdown (scope close), in order: stop listening, refuse new calls, end every stream with
+ * Unavailable "etcdserver: server stopped", let unary calls finish for a grace period, close the
+ * transport (forcibly after a second); then the layers below close: lessor, watchable store,
+ * store, and the backend, which flushes.
+ */
+import * as grpc from "@grpc/grpc-js"
+import { Context, Data, Duration, Effect, Layer } from "effect"
+import { Backend, type BackendError } from "../backend/backend.js"
+import { layerLmdb } from "../backend/lmdb.js"
+import { layerMemory } from "../backend/memory.js"
+import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
+import { MvccStore } from "../mvcc/kv.js"
+import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../mvcc/kvstore.js"
+import { serviceDefinition, type ServiceName } from "../proto/load.js"
+import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
+import { runCompactor } from "./compactor.js"
+import { defaultServerConfig, type ListenAddress, parseClientUrl, type ServerConfig } from "./config.js"
+import { makeCallRunner } from "./grpc-bridge.js"
+import { makeHeader } from "./header.js"
+import { makeKvService } from "./kv-server.js"
+import { makeLeaseService } from "./lease-server.js"
+import { makeClusterService, makeMaintenanceService, type MemberInfo } from "./maintenance-server.js"
+import { startMember } from "./member.js"
+import { makeAuthService, unimplementedHandlers } from "./unimplemented.js"
+import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
+import { makeWatchService } from "./watch-server.js"
+
+/** A start-up failure, as one line for stderr. */
+export class ServeError extends Data.TaggedError("ServeError")<{
+  readonly reason: "BadConfig" | "Listen"
+  readonly message: string
+}> {}
+
+export interface EtcdServerShape {
+  readonly name: string
+  readonly clusterId: bigint
+  readonly memberId: bigint
+  /** the bound listeners as "host:port" (etcdctl's --endpoints form), in --listen-client-urls order */
+  readonly endpoints: ReadonlyArray<string>
+  /** the port of the first listener */
+  readonly port: number
+  /** the advertised client URLs (MemberList) */
+  readonly clientUrls: ReadonlyArray<string>
+  /** calls in flight */
+  readonly calls: () => { readonly unary: number; readonly streams: number }
+}
+
+export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer, EtcdServerShape>() {}
+
+const errorText = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
+
+const bind = (server: grpc.Server, addr: ListenAddress): Effect.Effect<number, ServeError> =>
+  Effect.async<number, ServeError>((resume) => {
+    server.bindAsync(`${addr.host}:${addr.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => {
+      if (err === null) return resume(Effect.succeed(port))
+      const text = errorText(err)
+      const inUse = /EADDRINUSE|address already in use/i.test(text)
+      resume(
+        Effect.fail(
+          new ServeError({
+            reason: "Listen",
+            message: inUse
+              ? `listen tcp ${addr.host}:${addr.port}: bind: address already in use`
+              : `listen tcp ${addr.host}:${addr.port}: ${text.split("\n")[0]}`
+          })
+        )
+      )
+    })
+  })
+
+/** Closes the transport: graceful first, forced after `timeout`. */
+const closeServer = (server: grpc.Server, timeout: Duration.DurationInput): Effect.Effect<void> =>
+  Effect.async<void>((resume) => {
+    server.tryShutdown(() => resume(Effect.void))
+  }).pipe(
+    Effect.timeoutOption(timeout),
+    Effect.zipRight(Effect.sync(() => server.forceShutdown()))
+  )
+
+const describeUrl = (addr: ListenAddress, port: number): string => {
+  const u = new URL(addr.url)
+  u.port = String(port)
+  return u.toString().replace(/\/$/, "")
+}
+
+/** The gRPC server over the store, watch and lease services in context. */
+export const layerServer = (
+  config: ServerConfig
+): Layer.Layer<EtcdServer, ServeError | BackendError, MvccStore | WatchableStore | Lessor | Backend> =>
+  Layer.scoped(
+    EtcdServer,
+    Effect.gen(function*() {
+      const addrs: Array<ListenAddress> = []
+      for (const url of config.listenClientUrls) {
+        const a = parseClientUrl(url)
+        if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
+        addrs.push(a)
+      }
+      if (addrs.length === 0) {
+        return yield* new ServeError({ reason: "BadConfig", message: "--listen-client-urls is empty" })
+      }
+      for (const url of config.advertiseClientUrls) {
+        const a = parseClientUrl(url)
+        if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
+      }
+
+      const store = yield* MvccStore
+      const watchable = yield* WatchableStore
+      const lessor = yield* Lessor
+      const backend = yield* Backend
+      const identity = yield* startMember
+      const header = makeHeader(identity)
+
+      const runner = yield* makeCallRunner
+      const server = new grpc.Server({
+        // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
+        "grpc.max_receive_message_length": config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
+        "grpc.max_send_message_length": -1
+      })
+      yield* Effect.addFinalizer(() => closeServer(server, Duration.seconds(1)))
+
+      const advertised: Array<string> = []
+      const member: MemberInfo = { identity, name: config.name, clientUrls: advertised, peerUrls: [] }
+      const services: Record<ServiceName, Record<string, unknown>> = {
+        KV: makeKvService(runner, store, header),
+        Watch: makeWatchService(runner, {
+          watchable,
+          store,
+          header,
+          config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval }
+        }),
+        Lease: makeLeaseService(runner, lessor, header),
+        Maintenance: makeMaintenanceService(runner, store, backend, member, header),
+        Cluster: makeClusterService(runner, member, header),
+        Auth: makeAuthService(runner, header, store.rev)
+      }
+      for (const [name, impl] of Object.entries(services) as Array<[ServiceName, Record<string, unknown>]>) {
+        const definition = serviceDefinition(name)
+        server.addService(definition, {
+          ...unimplementedHandlers(name, definition, impl),
+          ...(impl as grpc.UntypedServiceImplementation)
+        })
+      }
+
+      const endpoints: Array<string> = []
+      const ports: Array<number> = []
+      for (const addr of addrs) {
+        const port = yield* bind(server, addr)
+        ports.push(port)
+        endpoints.push(`${addr.host}:${port}`)
+      }
+      if (config.advertiseClientUrls.length > 0) advertised.push(...config.advertiseClientUrls)
+      else addrs.forEach((a, i) => advertised.push(describeUrl(a, ports[i]!)))
+
+      // Runs first at scope close: stop listening, then end the calls (see the module comment).
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          for (const endpoint of endpoints) server.unbind(endpoint)
+        }).pipe(
+          Effect.zipRight(runner.shutdown(config.shutdownGrace)),
+          Effect.zipRight(Effect.logInfo("server stopped"))
+        )
+      )
+
+      if (config.autoCompaction !== undefined) {
+        yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
+      }
+      yield* Effect.logInfo("ready to serve client requests").pipe(
+        Effect.annotateLogs({
+          name: config.name,
+          endpoints,
+          memberId: identity.memberId.toString(16),
+          clusterId: identity.clusterId.toString(16)
+        })
+      )
+
+      return {
+        name: config.name,
+        clusterId: identity.clusterId,
+        memberId: identity.memberId,
+        endpoints,
+        port: ports[0]!,
+        clientUrls: advertised,
+        calls: runner.inFlight
+      } satisfies EtcdServerShape
+    })
+  )
+
+/** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor. */
+const memberServices = (config: ServerConfig) => {
+  const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
+  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes })))
+  return Layer.mergeAll(watchableLayer, lessorLayer).pipe(
+    Layer.provideMerge(store),
+    Layer.provideMerge(backend)
+  )
+}
+
+/**
+ * The whole member with the services it is made of, for programs that also use the store, the
+ * watchable store or the lessor in-process.
+ */
+export const layerMember = (
+  options: Partial<ServerConfig> = {}
+): Layer.Layer<EtcdServer | MvccStore | WatchableStore | Lessor | Backend, ServeError | BackendError> => {
+  const config: ServerConfig = { ...defaultServerConfig, ...options }
+  return layerServer(config).pipe(Layer.provideMerge(memberServices(config)))
+}
+
+/** The whole member, exposing only the server. */
+export const layer = (options: Partial<ServerConfig> = {}): Layer.Layer<EtcdServer, ServeError | BackendError> => {
+  const config: ServerConfig = { ...defaultServerConfig, ...options }
+  return layerServer(config).pipe(Layer.provide(memberServices(config)))
+}
+
+/**
+ * Starts a member in the current scope and returns it once it listens; closing the scope shuts it
+ * down. For tests and embedding: `serve({ listenClientUrls: ["http://127.0.0.1:0"] })` runs on a
+ * free port of an in-memory backend.
+ */
+export const serve = (options: Partial<ServerConfig> = {}) =>
+  Effect.map(Layer.build(layer(options)), (ctx) => Context.get(ctx, EtcdServer))

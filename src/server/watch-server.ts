@@ -1,0 +1,377 @@
+/**
+ * The Watch service: etcd's serverWatchStream (v3rpc/watch.go), one per gRPC stream.
+ *
+ * Fibers, all in the stream's scope (the call's fiber owns it; client cancel, deadline or server
+ * shutdown interrupts them all and closes the mvcc WatchStream, cancelling its watchers):
+ * - recv: reads requests. Create → WatchStream.watch, then a created (or created+canceled)
+ *   control response; cancel → WatchStream.cancel, then a canceled response (an unknown id gets
+ *   none); progress → RequestProgressAll. The end of the inbound side (client half-close) ends
+ *   only this fiber: the stream keeps serving until the client cancels it, as etcd's does.
+ * - send: the ONLY writer to the call. It drains one inbox of control responses, event batches
+ *   and progress ticks (Go's `select` over ctrlStream, the watch channel and the ticker) with
+ *   `takeAll`, turns a batch into wire responses in one synchronous pass, and writes them with
+ *   one wait for 'drain' per batch.
+ * - channel pump: moves the WatchStream's channel into the inbox one `takeAll` batch at a time,
+ *   and takes the next batch only after the send fiber wrote the previous one. So the channel
+ *   (chanBufLen 128) stays the only buffer: a slow client fills it and its watchers become victims,
+ *   as in etcd, instead of piling responses up here.
+ * - ticker (only once a watcher asked for progress_notify): a Tick every interval, with a jitter
+ *   of up to a tenth of it drawn once per stream.
+ *
+ * Rules of the send fiber (etcd-watch.md §3.15): a response for an id whose created response is
+ * not out yet waits in `pending` and is flushed right after it; after an id's cancel response
+ * nothing more is sent for it (what is left of it is dropped); a response for watch id -1
+ * (requested progress) is never held. prev_kv is looked up at send time: the key's KeyValue at
+ * modRevision-1, for every event that is not a create.
+ */
+import type * as grpc from "@grpc/grpc-js"
+import { type Chunk, Deferred, Duration, Effect, Mailbox, Random, type Scope } from "effect"
+import { type EtcdError, Errors } from "../errors.js"
+import { isCreate } from "../mvcc/key-value.js"
+import type { MvccStoreShape } from "../mvcc/kv.js"
+import type {
+  EventInit,
+  WatchCreateRequest,
+  WatchRequest,
+  WatchResponseInit
+} from "../proto/messages.js"
+import type { WatchServer } from "../proto/services.js"
+import type { WatchableStoreShape } from "../watch/watchable-store.js"
+import type { WatchStream } from "../watch/watch-stream.js"
+import type { FilterType, WatchId, WatchResponse } from "../watch/watcher.js"
+import { type CallRunner, readBatch, writeAll } from "./grpc-bridge.js"
+import type { MakeHeader } from "./header.js"
+import { eventToPb, toNumber } from "./kv-pb.js"
+import { fragmentResponse, GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
+
+/** etcd's ctrlStreamBufLen: control responses the recv side may queue ahead of the send side. */
+export const CTRL_STREAM_BUF_LEN = 16
+/** etcd's default progressReportInterval. */
+export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
+/** etcd's minWatchProgressInterval: shorter configured intervals are raised to it. */
+export const MIN_PROGRESS_NOTIFY_INTERVAL = Duration.millis(100)
+
+/** The id of a response that belongs to no single watcher (requested progress). */
+const INVALID_WATCH_ID = -1
+
+const COMPACTED_REASON = "etcdserver: mvcc: required revision has been compacted"
+
+export interface WatchServerConfig {
+  /** --max-request-bytes; fragments are cut at this plus 512 KiB */
+  readonly maxRequestBytes: number
+  /** --experimental-watch-progress-notify-interval (at least 100 ms) */
+  readonly progressNotifyInterval: Duration.DurationInput
+}
+
+export interface WatchServerDeps {
+  readonly watchable: WatchableStoreShape
+  readonly store: MvccStoreShape
+  readonly header: MakeHeader
+  readonly config: WatchServerConfig
+}
+
+type InboxItem =
+  | { readonly _tag: "Ctrl"; readonly response: WatchResponseInit; readonly id: WatchId; readonly kind: CtrlKind }
+  | { readonly _tag: "Events"; readonly batch: Chunk.Chunk<WatchResponse>; readonly done: boolean }
+  | { readonly _tag: "Tick" }
+
+/** created: a watch announced; canceled: a cancel ack; failed: a create that failed (id -1). */
+type CtrlKind = "created" | "canceled" | "failed"
+
+const TICK: InboxItem = { _tag: "Tick" }
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** Clamps the configured interval to etcd's minimum. */
+export const progressInterval = (d: Duration.DurationInput): Duration.Duration =>
+  Duration.max(Duration.decode(d), MIN_PROGRESS_NOTIFY_INTERVAL)
+
+export const makeWatchService = (runner: CallRunner, deps: WatchServerDeps): WatchServer => ({
+  Watch: runner.bidi("Watch", (call) => serverWatchStream(call, deps))
+})
+
+/**
+ * @internal exported for tests.
+ * The per-stream state that etcd guards with `sws.mu` (progress, fragment; prev_kv is the mvcc
+ * watcher's own flag) plus the send loop's `ids` and `pending`. JS runs one fiber at a time and every access here is synchronous, so
+ * no lock is needed.
+ */
+export class StreamState {
+  /** watch id → true when no event response went out for it since the last tick */
+  readonly progress = new Map<WatchId, boolean>()
+  readonly fragment = new Set<WatchId>()
+  /** ids whose created response has been sent and whose cancel response has not */
+  readonly announced = new Set<WatchId>()
+  /** responses waiting for their id's created response */
+  readonly pending = new Map<WatchId, Array<WatchResponseInit>>()
+
+  constructor(
+    /**
+     * The mvcc stream's own view of its watchers. It changes in the same synchronous step that
+     * registers or cancels a watcher, so it is never behind the responses in the channel (flags
+     * recorded here by the recv side after `watch` returns could be).
+     */
+    readonly watchers: Pick<WatchStream, "ids" | "prevKv">,
+    readonly store: Pick<MvccStoreShape, "getAt">,
+    readonly header: MakeHeader,
+    readonly fragmentLimit: number
+  ) {}
+
+  /** mvcc response → wire response (prev_kv looked up now, at send time). */
+  toWire(r: WatchResponse): WatchResponseInit {
+    const o: Mutable<WatchResponseInit> = { header: this.header(r.revision) }
+    if (r.watchId !== 0) o.watch_id = r.watchId
+    if (r.compactRevision !== 0) {
+      o.canceled = true
+      o.compact_revision = r.compactRevision
+    }
+    const evs = r.events
+    if (evs.length !== 0) {
+      const out: Array<EventInit> = new Array(evs.length)
+      if (this.watchers.prevKv(r.watchId)) {
+        const getAt = this.store.getAt
+        for (let i = 0; i < evs.length; i++) {
+          const ev = evs[i]!
+          out[i] = eventToPb(ev, isCreate(ev) ? undefined : getAt(ev.kv.key, ev.kv.modRevision - 1))
+        }
+      } else {
+        for (let i = 0; i < evs.length; i++) out[i] = eventToPb(evs[i]!, undefined)
+      }
+      o.events = out
+    }
+    return o
+  }
+
+  /** One batch from the watch channel, appended to `out` in order. */
+  onEvents(batch: Chunk.Chunk<WatchResponse>, out: Array<WatchResponseInit>): void {
+    /** the live ids, read once per batch and only when needed (nothing changes within a batch) */
+    let live: ReadonlySet<WatchId> | undefined
+    for (const r of batch) {
+      const id = r.watchId
+      if (id !== INVALID_WATCH_ID && !this.announced.has(id)) {
+        // Not announced yet: hold it for the created response. Not registered any more: it belongs
+        // to a cancelled watcher, whose cancel response has gone or is about to go; drop it.
+        live ??= new Set(this.watchers.ids())
+        if (live.has(id)) {
+          let held = this.pending.get(id)
+          if (held === undefined) this.pending.set(id, (held = []))
+          held.push(this.toWire(r))
+        }
+        continue
+      }
+      const wire = this.toWire(r)
+      if (this.fragment.has(id)) {
+        for (const piece of fragmentResponse(wire, this.fragmentLimit)) out.push(piece)
+      } else {
+        out.push(wire)
+      }
+      if (r.events.length > 0 && this.progress.get(id) === true) this.progress.set(id, false)
+    }
+  }
+
+  /** A control response, appended to `out`, then etcd's id bookkeeping. */
+  onCtrl(id: WatchId, kind: CtrlKind, response: WatchResponseInit, out: Array<WatchResponseInit>): void {
+    out.push(response)
+    if (kind === "canceled") {
+      this.announced.delete(id)
+      this.pending.delete(id)
+    } else if (kind === "created") {
+      this.announced.add(id)
+      const held = this.pending.get(id)
+      if (held !== undefined) {
+        // flushed as they are, unfragmented (etcd sends pending responses with a plain Send)
+        for (const r of held) out.push(r)
+        this.pending.delete(id)
+      }
+    }
+  }
+
+  /** The progress ticker: ids to ask for a progress response; every flag is reset to true. */
+  onTick(): Array<WatchId> {
+    const ids: Array<WatchId> = []
+    for (const [id, quiet] of this.progress) {
+      if (quiet) ids.push(id)
+      this.progress.set(id, true)
+    }
+    return ids
+  }
+}
+
+/** The key range of a create request (etcd-watch.md §3.3). */
+const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Array | undefined } => {
+  const key = c.key.byteLength === 0 ? ZERO_KEY : c.key
+  const raw = c.range_end
+  if (raw.byteLength === 0) return { key, end: undefined }
+  if (raw.byteLength === 1 && raw[0] === 0) return { key, end: FROM_KEY }
+  return { key, end: raw }
+}
+
+const ZERO_KEY = new Uint8Array([0])
+const FROM_KEY = new Uint8Array(0)
+
+/** One Watch stream; ends when the call's fiber is interrupted, or fails when it cannot go on. */
+export const serverWatchStream = (
+  call: grpc.ServerDuplexStream<WatchRequest, WatchResponseInit>,
+  deps: WatchServerDeps
+): Effect.Effect<void, EtcdError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { header, store } = deps
+    const scope = yield* Effect.scope
+    const ws: WatchStream = yield* deps.watchable.newWatchStream
+    const inbox = yield* Mailbox.make<InboxItem>({ capacity: CTRL_STREAM_BUF_LEN, strategy: "suspend" })
+    const state = new StreamState(ws, store, header, deps.config.maxRequestBytes + GRPC_OVERHEAD_BYTES)
+    /** open while the send fiber may take the next batch of the watch channel */
+    const channelReady: Effect.Latch = yield* Effect.makeLatch(true)
+    const ended = yield* Deferred.make<void, EtcdError>()
+    const interval = Duration.toMillis(progressInterval(deps.config.progressNotifyInterval))
+    let tickerStarted = false
+
+    const ctrl = (id: WatchId, kind: CtrlKind, response: WatchResponseInit) =>
+      inbox.offer({ _tag: "Ctrl", id, kind, response })
+
+    const ticker = Effect.gen(function*() {
+      const jitter = yield* Random.nextIntBetween(0, Math.max(1, Math.floor(interval / 10)))
+      while (true) {
+        yield* Effect.sleep(Duration.millis(interval + jitter))
+        yield* inbox.offer(TICK)
+      }
+    })
+
+    const create = (c: WatchCreateRequest): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const startRev = toNumber(c.start_revision)
+        if (startRev < 0) {
+          return ctrl(INVALID_WATCH_ID, "failed", {
+            header: header(ws.rev()),
+            watch_id: INVALID_WATCH_ID,
+            created: true,
+            canceled: true,
+            cancel_reason: COMPACTED_REASON
+          })
+        }
+        const { key, end } = normaliseRange(c)
+        return ws.watch({
+          id: toNumber(c.watch_id),
+          key,
+          end,
+          startRev,
+          filters: c.filters as ReadonlyArray<FilterType>,
+          prevKv: c.prev_kv
+        }).pipe(
+          Effect.matchEffect({
+            onFailure: (e) =>
+              ctrl(INVALID_WATCH_ID, "failed", {
+                header: header(ws.rev()),
+                watch_id: INVALID_WATCH_ID,
+                created: true,
+                canceled: true,
+                cancel_reason: e.message
+              }),
+            onSuccess: (id) => {
+              if (c.progress_notify) state.progress.set(id, true)
+              if (c.fragment) state.fragment.add(id)
+              const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), created: true }
+              if (id !== 0) response.watch_id = id
+              const announce = ctrl(id, "created", response)
+              if (!c.progress_notify || tickerStarted) return announce
+              tickerStarted = true
+              return Effect.zipRight(Effect.forkIn(ticker, scope), announce)
+            }
+          })
+        )
+      })
+
+    const cancel = (rawId: string): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const id = toNumber(rawId)
+        return ws.cancel(id).pipe(
+          Effect.matchEffect({
+            // an unknown id gets no response ("mvcc: watcher does not exist" is swallowed)
+            onFailure: () => Effect.void,
+            onSuccess: () => {
+              state.progress.delete(id)
+              state.fragment.delete(id)
+              const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), canceled: true }
+              if (id !== 0) response.watch_id = id
+              return ctrl(id, "canceled", response)
+            }
+          })
+        )
+      })
+
+    const handle = (req: WatchRequest): Effect.Effect<void> => {
+      switch (req.request_union) {
+        case "create_request":
+          return req.create_request == null ? Effect.void : create(req.create_request)
+        case "cancel_request":
+          return req.cancel_request == null ? Effect.void : cancel(req.cancel_request.watch_id)
+        case "progress_request":
+          // etcd ≥ 3.5.13: answered (watch id -1, through the watch channel, so after every event
+          // already queued) only when every watcher of the stream is synced; otherwise dropped.
+          return req.progress_request == null ? Effect.void : Effect.asVoid(ws.requestProgressAll)
+        default:
+          // an empty or unknown request type is ignored; the stream stays open
+          return Effect.void
+      }
+    }
+
+    const recvLoop = Effect.gen(function*() {
+      while (true) {
+        const batch = yield* readBatch(call)
+        // End of the inbound side: the stream keeps serving until the client cancels it.
+        if (batch === null) return
+        for (const req of batch) yield* handle(req)
+      }
+    }).pipe(
+      Effect.catchAll(() => Deferred.fail(ended, Errors.watchCanceled()))
+    )
+
+    const pump = Effect.gen(function*() {
+      while (true) {
+        yield* channelReady.await
+        channelReady.unsafeClose()
+        const [batch, done] = yield* ws.takeAll
+        yield* inbox.offer({ _tag: "Events", batch, done })
+        if (done) return
+      }
+    })
+
+    const sendLoop = Effect.gen(function*() {
+      while (true) {
+        const [items] = yield* inbox.takeAll
+        const out: Array<WatchResponseInit> = []
+        let channelBatch = false
+        let channelDone = false
+        let progressIds: Array<WatchId> | undefined
+        for (const item of items) {
+          switch (item._tag) {
+            case "Ctrl":
+              state.onCtrl(item.id, item.kind, item.response, out)
+              break
+            case "Events":
+              channelBatch = true
+              if (item.done) channelDone = true
+              state.onEvents(item.batch, out)
+              break
+            case "Tick":
+              for (const id of state.onTick()) (progressIds ??= []).push(id)
+              break
+          }
+        }
+        if (out.length > 0) yield* writeAll(call, out)
+        if (channelDone) {
+          // the watch stream was closed under us: the server is stopping
+          return yield* Deferred.fail(ended, Errors.stopped())
+        }
+        if (channelBatch) channelReady.unsafeOpen()
+        if (progressIds !== undefined) {
+          for (const id of progressIds) yield* ws.requestProgress(id)
+        }
+      }
+    })
+
+    yield* Effect.forkIn(recvLoop, scope)
+    yield* Effect.forkIn(pump, scope)
+    yield* Effect.forkIn(sendLoop, scope)
+    return yield* Deferred.await(ended)
+  })
