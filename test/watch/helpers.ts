@@ -1,9 +1,16 @@
 /**
  * Shared helpers for the watch tests: the real MvccStore over the in-memory backend under a
- * WatchableStore, and small drivers for writes and channel draining.
+ * WatchableStore (or the whole stack with a Lessor over any backend), and small drivers for writes
+ * and channel draining.
  */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { Chunk, Effect, Layer } from "effect"
+import { Backend } from "../../src/backend/backend.js"
+import { type LmdbStats, makeLmdbBackend } from "../../src/backend/lmdb.js"
 import { layerMemory } from "../../src/backend/memory.js"
+import { layerWith as lessorLayer, type Lessor, type LessorConfig } from "../../src/lease/lessor.js"
 import { MvccStore, type MvccStoreShape } from "../../src/mvcc/kv.js"
 import { layerDefault } from "../../src/mvcc/kvstore.js"
 import { layerWith, WatchableStore, type WatchableStoreConfig } from "../../src/watch/watchable-store.js"
@@ -23,6 +30,46 @@ export const watchLayer = (
   const store = wrap === undefined ? real : Layer.effect(MvccStore, Effect.map(MvccStore, wrap)).pipe(Layer.provide(real))
   return layerWith(config).pipe(Layer.provideMerge(store))
 }
+
+/** WatchableStore + Lessor + MvccStore over the given backend, every service exposed. */
+export const watchStack = <E>(
+  backend: Layer.Layer<Backend, E>,
+  config: Partial<WatchableStoreConfig> = {},
+  lessor: Partial<LessorConfig> = {}
+): Layer.Layer<WatchableStore | Lessor | MvccStore | Backend, E> => {
+  const store = layerDefault.pipe(Layer.provideMerge(backend))
+  return layerWith(config).pipe(Layer.provideMerge(lessorLayer(lessor).pipe(Layer.provideMerge(store))))
+}
+
+/**
+ * The same stack over LMDB in a fresh temp dir, removed when the layer's scope closes; `onOpen`
+ * gets the backend's commit counters.
+ */
+export const lmdbWatchStack = (
+  config: Partial<WatchableStoreConfig> = {},
+  lessor: Partial<LessorConfig> = {},
+  onOpen: (stats: LmdbStats) => void = () => {}
+) =>
+  Layer.unwrapScoped(
+    Effect.map(
+      Effect.acquireRelease(
+        Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "watch-lmdb-"))),
+        (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+      ),
+      (dataDir) =>
+        watchStack(
+          Layer.scoped(
+            Backend,
+            Effect.map(makeLmdbBackend({ dataDir }), (m) => {
+              onOpen(m.stats)
+              return m.backend
+            })
+          ),
+          config,
+          lessor
+        )
+    )
+  )
 
 export const put = (key: string, value = "v") =>
   Effect.flatMap(MvccStore, (st) => st.put({ key: b(key), value: b(value) }))
