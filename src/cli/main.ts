@@ -1,0 +1,36 @@
+#!/usr/bin/env node
+/**
+ * The `etcd-effect` program. Start-up problems print one line on stderr and exit 1; SIGINT and
+ * SIGTERM interrupt the main fiber, so every scope (server, store, backend) closes in order.
+ */
+import { Command, ValidationError } from "@effect/cli"
+import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { Cause, Console, Effect } from "effect"
+import { clientCommands } from "./commands/index.js"
+import { serve } from "./serve.js"
+
+const root = Command.make("etcd-effect").pipe(
+  Command.withDescription("etcd's v3 API and watch, on Effect"),
+  Command.withSubcommands([serve, ...clientCommands])
+)
+
+const cli = Command.run(root, { name: "etcd-effect", version: "0.1.0" })
+
+const describe = (error: unknown): string => {
+  if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
+    return error.message
+  }
+  return String(error)
+}
+
+cli(process.argv).pipe(
+  // @effect/cli has already printed its own validation errors; everything else gets one line.
+  Effect.tapErrorCause((cause) => {
+    const failure = Cause.failureOption(cause)
+    if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) return Effect.void
+    if (Cause.isInterruptedOnly(cause)) return Effect.void
+    return Console.error(`etcd-effect: ${failure._tag === "Some" ? describe(failure.value) : Cause.pretty(cause)}`)
+  }),
+  Effect.provide(NodeContext.layer),
+  NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
+)

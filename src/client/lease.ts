@@ -1,0 +1,241 @@
+/**
+ * The Lease API (clientv3's `Lease`): grant, revoke, timeToLive, leases, and keep-alive.
+ *
+ * `keepAlive(id)` is a scoped fiber: it renews the lease every TTL/3 over a LeaseKeepAlive stream,
+ * reconnecting (with backoff) when the stream breaks, until its scope closes. When the lease is gone
+ * — the server answers TTL 0 (expired or revoked), or no renewal landed before the last granted TTL
+ * ran out — `lost` completes with a LeaseLost saying which.
+ */
+import type * as grpc from "@grpc/grpc-js"
+import { Data, Deferred, Effect, Either, Mailbox, Option, Ref, Schedule, type Scope, Stream } from "effect"
+import { EtcdError, GrpcCode } from "../errors.js"
+import type * as M from "../proto/index.js"
+import { type Connection, fromServiceError, unaryMethod } from "./connection.js"
+import type { ResponseHeader } from "./key-value.js"
+import { big, fromWireHeader, i64 } from "./wire.js"
+
+export interface LeaseGrantResult {
+  readonly header: ResponseHeader
+  readonly id: bigint
+  /** granted TTL in seconds (the server may raise a TTL below its minimum) */
+  readonly ttl: bigint
+}
+
+export interface LeaseTimeToLiveResult {
+  readonly header: ResponseHeader
+  readonly id: bigint
+  /** remaining seconds; -1n when the lease does not exist (expired or revoked) */
+  readonly ttl: bigint
+  readonly grantedTtl: bigint
+  /** attached keys (with `keys: true`) */
+  readonly keys: ReadonlyArray<Uint8Array>
+}
+
+export interface LeaseKeepAliveResult {
+  readonly header: ResponseHeader
+  readonly id: bigint
+  /** the renewed TTL in seconds */
+  readonly ttl: bigint
+}
+
+/** A kept-alive lease is gone. */
+export class LeaseLost extends Data.TaggedError("LeaseLost")<{
+  readonly id: bigint
+  /** "expired": the server no longer has it (TTL 0: expired or revoked); "deadline": no renewal
+   * reached the server before its TTL ran out; "failed": the keep-alive stream failed for good */
+  readonly reason: "expired" | "deadline" | "failed"
+  readonly message: string
+  readonly cause?: EtcdError | undefined
+}> {}
+
+export interface KeepAlive {
+  readonly id: bigint
+  /** completes when the lease is lost; never while it is kept alive */
+  readonly lost: Effect.Effect<LeaseLost>
+  /** the latest renewal, if any yet */
+  readonly latest: Effect.Effect<Option.Option<LeaseKeepAliveResult>>
+}
+
+export interface Lease {
+  readonly grant: (ttlSeconds: bigint | number, options?: { readonly id?: bigint }) => Effect.Effect<
+    LeaseGrantResult,
+    EtcdError
+  >
+  readonly revoke: (id: bigint) => Effect.Effect<{ readonly header: ResponseHeader }, EtcdError>
+  readonly timeToLive: (
+    id: bigint,
+    options?: { readonly keys?: boolean }
+  ) => Effect.Effect<LeaseTimeToLiveResult, EtcdError>
+  readonly leases: () => Effect.Effect<{ readonly header: ResponseHeader; readonly ids: ReadonlyArray<bigint> }, EtcdError>
+  /** one renewal (etcdctl `lease keep-alive --once`); fails with LeaseLost if the lease is gone */
+  readonly keepAliveOnce: (id: bigint) => Effect.Effect<LeaseKeepAliveResult, LeaseLost | EtcdError>
+  /** every renewal as it happens; fails with LeaseLost when the lease is gone */
+  readonly keepAliveStream: (id: bigint) => Stream.Stream<LeaseKeepAliveResult, LeaseLost>
+  /** keeps the lease alive for as long as the scope is open */
+  readonly keepAlive: (id: bigint) => Effect.Effect<KeepAlive, never, Scope.Scope>
+}
+
+const Grant = unaryMethod<M.LeaseGrantRequestInit, M.LeaseGrantResponse>("Lease", "LeaseGrant")
+const Revoke = unaryMethod<M.LeaseRevokeRequestInit, M.LeaseRevokeResponse>("Lease", "LeaseRevoke")
+const TimeToLive = unaryMethod<M.LeaseTimeToLiveRequestInit, M.LeaseTimeToLiveResponse>("Lease", "LeaseTimeToLive")
+const Leases = unaryMethod<object, M.LeaseLeasesResponse>("Lease", "LeaseLeases")
+const KeepAlivePath = unaryMethod<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse>("Lease", "LeaseKeepAlive")
+
+export const leaseHex = (id: bigint): string => BigInt.asUintN(64, id).toString(16).padStart(16, "0")
+
+const lostExpired = (id: bigint) =>
+  new LeaseLost({ id, reason: "expired", message: `lease ${leaseHex(id)} expired or revoked` })
+const lostDeadline = (id: bigint) =>
+  new LeaseLost({ id, reason: "deadline", message: `lease ${leaseHex(id)} keep-alive deadline exceeded` })
+
+type Session =
+  | { readonly _tag: "Retry"; readonly progressed: boolean; readonly error: EtcdError }
+  | { readonly _tag: "Lost"; readonly error: LeaseLost }
+
+export interface LeaseOptions {
+  readonly retrySchedule: Schedule.Schedule<unknown>
+}
+
+export const makeLease = (connection: Connection, options: LeaseOptions): Lease => {
+  const keepAliveStream = (id: bigint): Stream.Stream<LeaseKeepAliveResult, LeaseLost> =>
+    Stream.unwrapScoped(
+      Effect.gen(function*() {
+        const out = yield* Mailbox.make<LeaseKeepAliveResult, LeaseLost>()
+        /** wall-clock ms after which the lease has certainly expired (last renewal + its TTL) */
+        let deadline: number | undefined
+
+        const session = Effect.async<Session>((resume) => {
+          if (deadline !== undefined && Date.now() >= deadline) {
+            return resume(Effect.succeed({ _tag: "Lost", error: lostDeadline(id) }))
+          }
+          const call: grpc.ClientDuplexStream<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse> = connection
+            .client.makeBidiStreamRequest(
+              KeepAlivePath.path,
+              KeepAlivePath.serialize,
+              KeepAlivePath.deserialize,
+              connection.metadata()
+            )
+          let progressed = false
+          let done = false
+          let sendTimer: NodeJS.Timeout | undefined
+          let deadlineTimer: NodeJS.Timeout | undefined
+          const armDeadline = () => {
+            if (deadlineTimer !== undefined) clearTimeout(deadlineTimer)
+            if (deadline !== undefined) {
+              deadlineTimer = setTimeout(() => finish({ _tag: "Lost", error: lostDeadline(id) }), deadline - Date.now())
+            }
+          }
+          const finish = (outcome: Session) => {
+            if (done) return
+            done = true
+            if (sendTimer !== undefined) clearTimeout(sendTimer)
+            if (deadlineTimer !== undefined) clearTimeout(deadlineTimer)
+            call.cancel()
+            resume(Effect.succeed(outcome))
+          }
+          call.on("data", (r: M.LeaseKeepAliveResponse) => {
+            if (done) return
+            progressed = true
+            const ttl = big(r.TTL)
+            if (ttl <= 0n) return finish({ _tag: "Lost", error: lostExpired(id) })
+            deadline = Date.now() + Number(ttl) * 1000
+            armDeadline()
+            out.unsafeOffer({ header: fromWireHeader(r.header), id: big(r.ID), ttl })
+            // clientv3: the next renewal after a third of the TTL.
+            if (sendTimer !== undefined) clearTimeout(sendTimer)
+            sendTimer = setTimeout(() => call.write({ ID: i64(id) }), Math.max(Number(ttl) * 1000 / 3, 500))
+          })
+          call.on("status", (status: grpc.StatusObject) => {
+            const error = fromServiceError(status)
+            const transient = status.code === GrpcCode.Unavailable || status.code === GrpcCode.Internal ||
+              status.code === GrpcCode.Canceled || status.code === GrpcCode.OK
+            finish(
+              transient
+                ? { _tag: "Retry", progressed, error }
+                : { _tag: "Lost", error: new LeaseLost({ id, reason: "failed", message: error.message, cause: error }) }
+            )
+          })
+          call.on("error", () => {})
+          armDeadline()
+          call.write({ ID: i64(id) })
+          return Effect.sync(() => finish({ _tag: "Retry", progressed, error: fromServiceError({}) }))
+        })
+
+        const loop = Effect.gen(function*() {
+          const driver = yield* Schedule.driver(options.retrySchedule)
+          while (true) {
+            const outcome = yield* session
+            if (outcome._tag === "Lost") return yield* out.fail(outcome.error)
+            if (outcome.progressed) yield* driver.reset
+            const next = yield* Effect.either(driver.next(undefined))
+            if (Either.isLeft(next)) {
+              return yield* out.fail(
+                new LeaseLost({ id, reason: "failed", message: outcome.error.message, cause: outcome.error })
+              )
+            }
+          }
+        })
+        yield* Effect.forkScoped(loop)
+        return Mailbox.toStream(out)
+      })
+    )
+
+  return {
+    grant: (ttl, grantOptions = {}) =>
+      Effect.flatMap(
+        Effect.suspend(() => connection.unary(Grant, { TTL: i64(ttl), ID: i64(grantOptions.id) })),
+        (r) =>
+          r.error !== ""
+            ? Effect.fail(new EtcdError({ code: GrpcCode.Unknown, message: r.error }))
+            : Effect.succeed({ header: fromWireHeader(r.header), id: big(r.ID), ttl: big(r.TTL) })
+      ),
+    revoke: (id) =>
+      Effect.map(
+        Effect.suspend(() => connection.unary(Revoke, { ID: i64(id) })),
+        (r) => ({ header: fromWireHeader(r.header) })
+      ),
+    timeToLive: (id, ttlOptions = {}) =>
+      Effect.map(
+        Effect.suspend(() => connection.unary(TimeToLive, { ID: i64(id), keys: ttlOptions.keys === true })),
+        (r) => ({
+          header: fromWireHeader(r.header),
+          id: big(r.ID),
+          ttl: big(r.TTL),
+          grantedTtl: big(r.grantedTTL),
+          keys: r.keys
+        })
+      ),
+    leases: () =>
+      Effect.map(
+        Effect.suspend(() => connection.unary(Leases, {})),
+        (r) => ({ header: fromWireHeader(r.header), ids: r.leases.map((l) => big(l.ID)) })
+      ),
+    keepAliveOnce: (id) => {
+      const once = keepAliveStream(id).pipe(
+        Stream.runHead,
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(lostExpired(id)),
+          onSome: Effect.succeed
+        }))
+      )
+      // A stream call has no gRPC deadline: bound it like a unary call.
+      const timeout = connection.requestTimeout
+      return timeout === undefined ? once : Effect.timeoutFail(once, {
+        duration: timeout,
+        onTimeout: () => new EtcdError({ code: GrpcCode.DeadlineExceeded, message: "context deadline exceeded" })
+      })
+    },
+    keepAliveStream,
+    keepAlive: (id) =>
+      Effect.gen(function*() {
+        const lost = yield* Deferred.make<LeaseLost>()
+        const latest = yield* Ref.make(Option.none<LeaseKeepAliveResult>())
+        yield* keepAliveStream(id).pipe(
+          Stream.runForEach((r) => Ref.set(latest, Option.some(r))),
+          Effect.catchAll((error) => Deferred.succeed(lost, error)),
+          Effect.forkScoped
+        )
+        return { id, lost: Deferred.await(lost), latest: Ref.get(latest) }
+      })
+  }
+}

@@ -1,0 +1,44 @@
+/**
+ * The Maintenance API, as far as the command line needs it: Status (etcdctl `endpoint status`).
+ */
+import { Effect } from "effect"
+import type { EtcdError } from "../errors.js"
+import type * as M from "../proto/index.js"
+import { type Connection, unaryMethod } from "./connection.js"
+import type { ResponseHeader } from "./key-value.js"
+import { big, fromWireHeader } from "./wire.js"
+
+export interface StatusResult {
+  readonly header: ResponseHeader
+  readonly version: string
+  readonly dbSize: bigint
+  readonly leader: bigint
+  readonly raftIndex: bigint
+  readonly raftTerm: bigint
+  readonly raftAppliedIndex: bigint
+  readonly errors: ReadonlyArray<string>
+  readonly dbSizeInUse: bigint
+  readonly isLearner: boolean
+}
+
+export interface Maintenance {
+  readonly status: () => Effect.Effect<StatusResult, EtcdError>
+}
+
+const Status = unaryMethod<object, M.StatusResponse>("Maintenance", "Status")
+
+export const makeMaintenance = (connection: Connection): Maintenance => ({
+  status: () =>
+    Effect.map(Effect.suspend(() => connection.unary(Status, {})), (r) => ({
+      header: fromWireHeader(r.header),
+      version: r.version,
+      dbSize: big(r.dbSize),
+      leader: big(r.leader),
+      raftIndex: big(r.raftIndex),
+      raftTerm: big(r.raftTerm),
+      raftAppliedIndex: big(r.raftAppliedIndex),
+      errors: r.errors,
+      dbSizeInUse: big(r.dbSizeInUse),
+      isLearner: r.isLearner
+    }))
+})
