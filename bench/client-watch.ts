@@ -17,16 +17,13 @@
  *
  *   npm run build && npm run bench:client     (WATCHERS=n REVISIONS=n ROUNDS=n to change the size)
  */
-import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
-import * as path from "node:path"
 import { Chunk, Effect, Stream } from "effect"
 import { Etcd3 } from "etcd3"
 import { EtcdClient, type EtcdClientService, make, Op } from "../src/client/index.js"
+import { ETCD_BIN, startEtcd } from "./etcd.js"
 
-const ETCD_BIN = process.env.ETCD_BIN ?? "/usr/bin/etcd"
 const WATCHERS = Number(process.env.WATCHERS ?? "50")
 const REVISIONS = Number(process.env.REVISIONS ?? "5000")
 const LIVE_REVISIONS = Number(process.env.LIVE_REVISIONS ?? "2000")
@@ -37,57 +34,8 @@ const ONLY = process.env.ONLY
 const WORKLOADS = (process.env.WORKLOADS ?? "catch-up,live,live-txn").split(",")
 const VALUE = "v".repeat(100)
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-
-const startEtcd = async () => {
-  const root = fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir()
-  const dataDir = fs.mkdtempSync(path.join(root, "etcd-effect-bench-watch-"))
-  const [client, peer] = [await freePort(), await freePort()]
-  const proc: ChildProcess = spawn(
-    ETCD_BIN,
-    [
-      "--name", "bench",
-      "--data-dir", dataDir,
-      "--listen-client-urls", `http://127.0.0.1:${client}`,
-      "--advertise-client-urls", `http://127.0.0.1:${client}`,
-      "--listen-peer-urls", `http://127.0.0.1:${peer}`,
-      "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
-      "--initial-cluster", `bench=http://127.0.0.1:${peer}`,
-      "--log-level", "error"
-    ],
-    { stdio: "ignore" }
-  )
-  const endpoint = `127.0.0.1:${client}`
-  const probe = new Etcd3({ hosts: `http://${endpoint}` })
-  const ready = Date.now() + 15_000
-  for (;;) {
-    try {
-      await probe.kv.range({ key: Buffer.from("health") })
-      break
-    } catch (e) {
-      if (Date.now() > ready) throw e
-      await sleep(100)
-    }
-  }
-  probe.close()
-  return {
-    endpoint,
-    stop: async () => {
-      proc.kill("SIGKILL")
-      await new Promise((r) => proc.once("exit", r))
-      fs.rmSync(dataDir, { recursive: true, force: true })
-    }
-  }
-}
+const startEtcdHere = () =>
+  startEtcd(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "etcd-effect-bench-watch-")
 
 interface Sample {
   readonly events: number
@@ -199,7 +147,7 @@ const main = async () => {
     return
   }
   const log = (s: string) => process.stderr.write(s + "\n")
-  const etcd = await startEtcd()
+  const etcd = await startEtcdHere()
   try {
     const results: Record<string, Array<Sample>> = {}
     const add = (k: string, s: Sample) => (results[k] ??= []).push(s)

@@ -6,9 +6,7 @@
  *
  *   npm run build && npm run bench:mvcc        (BENCH_SECONDS=n scales each timed phase)
  */
-import { spawn, type ChildProcess } from "node:child_process"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Context, Effect, Layer } from "effect"
@@ -18,6 +16,7 @@ import { layerLmdb } from "../src/backend/lmdb.js"
 import { layerMemory } from "../src/backend/memory.js"
 import { MvccStore, type MvccStoreShape, type RequestOp } from "../src/mvcc/kv.js"
 import { layerDefault as kvStoreLayer } from "../src/mvcc/kvstore.js"
+import { ETCD_BIN, startEtcd } from "./etcd.js"
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? "5")
 const PUT_MS = SECONDS * 1000
@@ -26,7 +25,6 @@ const WRITERS = 32
 const KEYS = 100_000
 const LOAD_TXN_OPS = 100
 const VALUE = Buffer.alloc(128, 0x76)
-const ETCD_BIN = process.env.ETCD_BIN ?? "/usr/bin/etcd"
 
 interface Row {
   readonly system: string
@@ -127,49 +125,12 @@ const benchStore = (system: string, backend: Layer.Layer<Backend, BackendError>)
 
 // ---- etcd 3.4 -------------------------------------------------------------------------------------
 
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = net.createServer()
-    s.once("error", reject)
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port
-      s.close(() => resolve(port))
-    })
-  })
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms))
-
 const benchEtcd = async (): Promise<Row | string> => {
   if (!fs.existsSync(ETCD_BIN)) return `etcd not found at ${ETCD_BIN}: skipped`
   // Same filesystem as our LMDB data dirs, so both pay the same fsync.
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-bench-etcd-"))
-  const [client, peer] = [await freePort(), await freePort()]
-  const proc: ChildProcess = spawn(
-    ETCD_BIN,
-    [
-      "--name", "bench",
-      "--data-dir", dataDir,
-      "--listen-client-urls", `http://127.0.0.1:${client}`,
-      "--advertise-client-urls", `http://127.0.0.1:${client}`,
-      "--listen-peer-urls", `http://127.0.0.1:${peer}`,
-      "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
-      "--initial-cluster", `bench=http://127.0.0.1:${peer}`,
-      "--log-level", "error"
-    ],
-    { stdio: "ignore" }
-  )
-  const etcd = new Etcd3({ hosts: `http://127.0.0.1:${client}` })
+  const server = await startEtcd(os.tmpdir(), "etcd-effect-bench-etcd-")
+  const etcd = new Etcd3({ hosts: `http://${server.endpoint}` })
   try {
-    const ready = Date.now() + 15_000
-    for (;;) {
-      try {
-        await etcd.kv.range({ key: Buffer.from("health") })
-        break
-      } catch (e) {
-        if (Date.now() > ready) throw e
-        await sleep(100)
-      }
-    }
     const latencies: Array<number> = []
     let puts = 0
     const putStart = performance.now()
@@ -229,9 +190,7 @@ const benchEtcd = async (): Promise<Row | string> => {
     }
   } finally {
     etcd.close()
-    proc.kill("SIGKILL")
-    await new Promise((r) => (proc.exitCode !== null || proc.signalCode !== null ? r(undefined) : proc.once("exit", r)))
-    fs.rmSync(dataDir, { recursive: true, force: true })
+    await server.stop()
   }
 }
 
