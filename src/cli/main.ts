@@ -4,7 +4,9 @@
  * SIGTERM interrupt the main fiber, so every scope (server, store, backend) closes in order.
  */
 import { Command, ValidationError } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+// Submodules, not the package index: the index loads the HTTP stack too and doubles start-up time.
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect } from "effect"
 import { clientCommands } from "./commands/index.js"
 import { serve } from "./serve.js"
