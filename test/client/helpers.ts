@@ -5,6 +5,9 @@
 import { type Duration, Effect, Layer, type Scope, Stream } from "effect"
 import { EtcdClient, type EtcdClientOptions, type EtcdClientService, make, Op } from "../../src/client/index.js"
 import type { WatchResponse } from "../../src/client/index.js"
+import { afterAll, beforeAll } from "vitest"
+import { FaultProxy } from "../support/fault-proxy.js"
+import type { ServerOptions, ServerTarget, TestServer } from "../support/servers.js"
 
 export const clientLayer = (endpoint: string, options: Partial<EtcdClientOptions> = {}) =>
   EtcdClient.layer({ endpoints: [endpoint], dialTimeout: "10 seconds", ...options })
@@ -134,4 +137,30 @@ export const historyProblems = (
     previousLast = r.events[r.events.length - 1]!.kv.modRevision
   }
   return problems
+}
+
+/**
+ * For the enclosing describe block: the target's server, and a fault proxy in front of it that
+ * the tests connect through. Read them in tests (not at collection time): `env.server`, `env.proxy`.
+ */
+export const useProxiedServer = (target: ServerTarget, options?: ServerOptions) => {
+  let server: TestServer | undefined
+  let proxy: FaultProxy | undefined
+  beforeAll(async () => {
+    server = await target.start(options)
+    const [host, port] = server.endpoint.split(":")
+    proxy = await FaultProxy.start(host!, Number(port))
+  })
+  afterAll(async () => {
+    await proxy?.close()
+    await server?.dispose()
+  })
+  return {
+    get server(): TestServer {
+      return server!
+    },
+    get proxy(): FaultProxy {
+      return proxy!
+    }
+  }
 }

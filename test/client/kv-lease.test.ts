@@ -3,7 +3,7 @@
  * typed txn builder, and lease keep-alive across a broken connection and on loss.
  */
 import { Effect, Exit, Fiber, Option, Schedule } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import {
   Compare,
   EtcdClient,
@@ -14,33 +14,21 @@ import {
   toText
 } from "../../src/client/index.js"
 import { GrpcCode } from "../../src/errors.js"
-import { FaultProxy } from "../support/fault-proxy.js"
 import { etcdctlAvailable, ETCDCTL_BIN, runCommand } from "../support/etcd.js"
-import { serverTargets, type TestServer } from "../support/servers.js"
-import { provideClient, scopedClient } from "./helpers.js"
+import { serverTargets } from "../support/servers.js"
+import { provideClient, scopedClient, useProxiedServer } from "./helpers.js"
 
 describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (target) => {
-  let server: TestServer
-  let proxy: FaultProxy
-
-  beforeAll(async () => {
-    server = await target.start()
-    const [host, port] = server.endpoint.split(":")
-    proxy = await FaultProxy.start(host!, Number(port))
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await server?.dispose()
-  })
+  const env = useProxiedServer(target)
 
   const run = <A, E>(f: (c: EtcdClientService) => Effect.Effect<A, E>) =>
-    Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(provideClient(server.endpoint)))
+    Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(provideClient(env.server.endpoint)))
   const fail = <A>(f: (c: EtcdClientService) => Effect.Effect<A, EtcdError>) =>
-    Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(Effect.flip, provideClient(server.endpoint)))
+    Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(Effect.flip, provideClient(env.server.endpoint)))
 
   it.skipIf(!etcdctlAvailable)("put and get agree with etcdctl", async () => {
     const put = await run((c) => c.kv.put("/kv/a", "hello"))
-    const ctl = await runCommand(ETCDCTL_BIN, ["--endpoints", server.endpoint, "get", "/kv/a", "-w", "json"])
+    const ctl = await runCommand(ETCDCTL_BIN, ["--endpoints", env.server.endpoint, "get", "/kv/a", "-w", "json"])
     const json = JSON.parse(ctl.stdout)
     const got = await run((c) => c.kv.get("/kv/a"))
     expect(got.kvs).toHaveLength(1)
@@ -171,17 +159,17 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
   it("keeps a lease alive across a broken connection", async () => {
     const r = await Effect.runPromise(
       Effect.gen(function*() {
-        const direct = yield* scopedClient(server.endpoint)
-        const viaProxy = yield* scopedClient(proxy.endpoint)
+        const direct = yield* scopedClient(env.server.endpoint)
+        const viaProxy = yield* scopedClient(env.proxy.endpoint)
         const lease = yield* direct.lease.grant(3)
         yield* direct.kv.put("/ka/key", "1", { lease: lease.id })
         const ka = yield* viaProxy.lease.keepAlive(lease.id)
         yield* Effect.sleep("1200 millis")
         // Down for 1.5 s (half the TTL): connections reset, new ones refused.
-        proxy.refuse(true)
-        proxy.cutAll()
+        env.proxy.refuse(true)
+        env.proxy.cutAll()
         yield* Effect.sleep("1500 millis")
-        proxy.refuse(false)
+        env.proxy.refuse(false)
         yield* Effect.sleep("3500 millis") // well past the TTL since the break
         const lost = yield* Effect.timeout(ka.lost, "10 millis").pipe(Effect.option)
         const ttl = yield* direct.lease.timeToLive(lease.id)
@@ -199,7 +187,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
   it("reports a revoked lease as lost", async () => {
     const lost = await Effect.runPromise(
       Effect.gen(function*() {
-        const c = yield* scopedClient(server.endpoint)
+        const c = yield* scopedClient(env.server.endpoint)
         const lease = yield* c.lease.grant(2)
         const ka = yield* c.lease.keepAlive(lease.id)
         yield* Effect.sleep("200 millis")
@@ -214,20 +202,20 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
   it("reports a lease as lost when no renewal can reach the server before it expires", async () => {
     const result = await Effect.runPromise(
       Effect.gen(function*() {
-        const direct = yield* scopedClient(server.endpoint)
-        const viaProxy = yield* scopedClient(proxy.endpoint)
+        const direct = yield* scopedClient(env.server.endpoint)
+        const viaProxy = yield* scopedClient(env.proxy.endpoint)
         const lease = yield* direct.lease.grant(2)
         const ka = yield* viaProxy.lease.keepAlive(lease.id)
         // Wait for the first renewal, then cut the client off for good.
         yield* Effect.repeat(ka.latest, { until: Option.isSome, schedule: Schedule.spaced("20 millis") })
-        proxy.refuse(true)
-        proxy.cutAll()
+        env.proxy.refuse(true)
+        env.proxy.cutAll()
         const started = Date.now()
         const lost = yield* Effect.timeoutFail(ka.lost, { duration: "6 seconds", onTimeout: () => "not reported" })
-        proxy.refuse(false)
+        env.proxy.refuse(false)
         const ttl = yield* direct.lease.timeToLive(lease.id)
         return { lost, waited: Date.now() - started, ttl }
-      }).pipe(Effect.scoped, Effect.ensuring(Effect.sync(() => proxy.refuse(false))))
+      }).pipe(Effect.scoped, Effect.ensuring(Effect.sync(() => env.proxy.refuse(false))))
     )
     expect(result.lost.reason).toBe("deadline")
     expect(result.waited).toBeLessThan(3000)
@@ -239,7 +227,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
     const { id } = await run((c) => c.lease.grant(2))
     const fiber = Effect.runFork(
       Effect.gen(function*() {
-        const c = yield* scopedClient(server.endpoint)
+        const c = yield* scopedClient(env.server.endpoint)
         const ka = yield* c.lease.keepAlive(id)
         yield* Effect.sleep("500 millis")
         return yield* ka.latest

@@ -5,53 +5,41 @@
  * the middle of a catch-up of more than 1000 revisions (where etcd3's client loses events).
  */
 import { Effect, Fiber, Stream } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { FaultProxy } from "../support/fault-proxy.js"
-import { serverTargets, type TestServer } from "../support/servers.js"
-import { collectUntil, historyProblems, lastRevision, provideClient, scopedClient, writeHistory } from "./helpers.js"
+import { describe, expect, it } from "vitest"
+import { serverTargets } from "../support/servers.js"
+import { collectUntil, historyProblems, lastRevision, provideClient, scopedClient, useProxiedServer, writeHistory } from "./helpers.js"
 import { EtcdClient } from "../../src/client/index.js"
 
 const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 100000)
 
 describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name)", (target) => {
-  let server: TestServer
-  let proxy: FaultProxy
-
-  beforeAll(async () => {
-    server = await target.start()
-    const [host, port] = server.endpoint.split(":")
-    proxy = await FaultProxy.start(host!, Number(port))
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await server?.dispose()
-  })
+  const env = useProxiedServer(target)
 
   it(`catch-up over 3000 revisions survives cuts in mid-stream (seed ${SEED})`, async () => {
     const history = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) => writeHistory(c, { prefix: "/catchup/", count: 3000, valueBytes: 200 })).pipe(
-        provideClient(server.endpoint)
+        provideClient(env.server.endpoint)
       )
     )
     const until = lastRevision(history)
-    const cutsBefore = proxy.stats.cuts
+    const cutsBefore = env.proxy.stats.cuts
     // Each connection lives for a random 5–350 KB (a 1000-revision batch is ~270 KB), and on top
     // of that cuts come at random moments: most cuts land inside a batch, many inside a frame.
-    const stopBytes = proxy.cutEachConnection({ seed: SEED, minBytes: 5_000, maxBytes: 350_000 })
-    const stopTimed = proxy.chaos({ seed: SEED + 100, minMs: 20, maxMs: 200 })
+    const stopBytes = env.proxy.cutEachConnection({ seed: SEED, minBytes: 5_000, maxBytes: 350_000 })
+    const stopTimed = env.proxy.chaos({ seed: SEED + 100, minMs: 20, maxMs: 200 })
     const stop = () => (stopBytes(), stopTimed())
     const responses = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/catchup/", { prefix: true, startRevision: history[0]!.rev }), until))
-        .pipe(provideClient(proxy.endpoint))
+        .pipe(provideClient(env.proxy.endpoint))
     ).finally(stop)
-    expect(proxy.stats.cuts - cutsBefore).toBeGreaterThanOrEqual(3)
+    expect(env.proxy.stats.cuts - cutsBefore).toBeGreaterThanOrEqual(3)
     expect(historyProblems(responses, history)).toEqual([])
   }, 60_000)
 
   it(`live writes while the connection is cut at random (seed ${SEED + 1})`, async () => {
     const result = await Effect.runPromise(
       Effect.gen(function*() {
-        const direct = yield* scopedClient(server.endpoint)
+        const direct = yield* scopedClient(env.server.endpoint)
         const viaProxy = yield* EtcdClient
         // createdNotify: the created header revision is where the watch begins (exclusive).
         const watch = viaProxy.watch("/live/", { prefix: true, createdNotify: true })
@@ -64,13 +52,13 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
           Effect.fork
         )
         yield* started.await
-        const stop = proxy.chaos({ seed: SEED + 1, minMs: 5, maxMs: 60, maxBytes: 20_000 })
+        const stop = env.proxy.chaos({ seed: SEED + 1, minMs: 5, maxMs: 60, maxBytes: 20_000 })
         const history = yield* writeHistory(direct, { prefix: "/live/", count: 1500, concurrency: 8 })
         const end = yield* direct.kv.put("/live/end", "done")
         const responses = Array.from(yield* Fiber.join(fiber))
         stop()
         return { responses, history: [...history, { rev: end.header.revision, type: 0 as const, key: "/live/end", value: "done" }] }
-      }).pipe(Effect.scoped, provideClient(proxy.endpoint))
+      }).pipe(Effect.scoped, provideClient(env.proxy.endpoint))
     )
     expect(result.responses[0]!.created).toBe(true)
     expect(result.responses.filter((r) => r.created)).toHaveLength(1) // created only once, not per reconnect
@@ -89,7 +77,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
           Effect.fork
         )
         yield* Effect.sleep("100 millis")
-        yield* Effect.promise(() => server.restart(300))
+        yield* Effect.promise(() => env.server.restart(300))
         const after = yield* writeHistory(client, { prefix: "/restart/", count: 200 })
         const end = yield* client.kv.put("/restart/end", "done")
         const responses = Array.from(yield* Fiber.join(fiber))
@@ -97,49 +85,39 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
           responses,
           history: [...before, ...after, { rev: end.header.revision, type: 0 as const, key: "/restart/end", value: "done" }]
         }
-      }).pipe(provideClient(server.endpoint))
+      }).pipe(provideClient(env.server.endpoint))
     )
     expect(historyProblems(result.responses, result.history)).toEqual([])
   }, 60_000)
 })
 
 describe.each(serverTargets.filter((t) => t.enabled))("fragmented catch-up under faults ($name)", (target) => {
-  let server: TestServer
-  let proxy: FaultProxy
-  beforeAll(async () => {
-    // Fragment threshold = max-request-bytes + 512 KiB: ~0.5 MiB, so a 1000-revision batch of
-    // 1 KiB values arrives in several fragments.
-    server = await target.start({ maxRequestBytes: 8192 })
-    const [host, port] = server.endpoint.split(":")
-    proxy = await FaultProxy.start(host!, Number(port))
-  })
-  afterAll(async () => {
-    await proxy?.close()
-    await server?.dispose()
-  })
+  // Fragment threshold = max-request-bytes + 512 KiB: ~0.5 MiB, so a 1000-revision batch of
+  // 1 KiB values arrives in several fragments.
+  const env = useProxiedServer(target, { maxRequestBytes: 8192 })
 
   it(`merges fragments into whole responses, across cuts (seed ${SEED + 2})`, async () => {
     const history = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) => writeHistory(c, { prefix: "/frag/", count: 1600, valueBytes: 1000 })).pipe(
-        provideClient(server.endpoint)
+        provideClient(env.server.endpoint)
       )
     )
     const until = lastRevision(history)
     // First without faults: the first response must carry more than one fragment's worth.
     const clean = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until))
-        .pipe(provideClient(server.endpoint))
+        .pipe(provideClient(env.server.endpoint))
     )
     expect(historyProblems(clean, history)).toEqual([])
     const firstBytes = clean[0]!.events.reduce((n, e) => n + e.kv.key.length + e.kv.value.length, 0)
     expect(firstBytes).toBeGreaterThan(8192 + 512 * 1024)
     // Then with cuts between and inside fragments (a fragment is ~0.5 MiB).
-    const stopBytes = proxy.cutEachConnection({ seed: SEED + 2, minBytes: 50_000, maxBytes: 1_500_000 })
-    const stopTimed = proxy.chaos({ seed: SEED + 200, minMs: 50, maxMs: 300 })
+    const stopBytes = env.proxy.cutEachConnection({ seed: SEED + 2, minBytes: 50_000, maxBytes: 1_500_000 })
+    const stopTimed = env.proxy.chaos({ seed: SEED + 200, minMs: 50, maxMs: 300 })
     const stop = () => (stopBytes(), stopTimed())
     const faulted = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until))
-        .pipe(provideClient(proxy.endpoint))
+        .pipe(provideClient(env.proxy.endpoint))
     ).finally(stop)
     expect(historyProblems(faulted, history)).toEqual([])
   }, 60_000)
