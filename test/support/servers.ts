@@ -45,6 +45,35 @@ export interface ServerTarget {
   start(options?: ServerOptions): Promise<TestServer>
 }
 
+/**
+ * A TestServer from how to start and stop one member that keeps its data in `dataDir` (removed on
+ * dispose); restart is stop, `downMs` of downtime, start.
+ */
+export const restartableServer = (server: {
+  readonly endpoint: string
+  readonly dataDir: string
+  readonly start: () => Promise<void>
+  readonly stop: () => Promise<void>
+  readonly watcherCount?: () => Promise<number | undefined>
+  readonly watchStreamCount?: () => Promise<number | undefined>
+}): TestServer => ({
+  name: "etcd-effect",
+  endpoint: server.endpoint,
+  stop: server.stop,
+  start: server.start,
+  restart: async (downMs = 0) => {
+    await server.stop()
+    if (downMs > 0) await new Promise((r) => setTimeout(r, downMs))
+    await server.start()
+  },
+  watcherCount: server.watcherCount ?? (async () => undefined),
+  watchStreamCount: server.watchStreamCount ?? (async () => undefined),
+  dispose: async () => {
+    await server.stop()
+    fs.rmSync(server.dataDir, { recursive: true, force: true })
+  }
+})
+
 const etcdServer = (etcd: EtcdProcess): TestServer => ({
   name: "etcd",
   endpoint: etcd.endpoint,
@@ -106,23 +135,14 @@ export const ourTarget: ServerTarget = {
       if (r !== undefined) await Effect.runPromise(Scope.close(r.scope, Exit.void))
     }
     await start()
-    return {
-      name: "etcd-effect",
+    return restartableServer({
       endpoint: `127.0.0.1:${port}`,
-      stop,
+      dataDir,
       start,
-      restart: async (downMs = 0) => {
-        await stop()
-        if (downMs > 0) await new Promise((r) => setTimeout(r, downMs))
-        await start()
-      },
+      stop,
       watcherCount: async () => running?.watchable.watcherCount(),
-      watchStreamCount: async () => running?.watchable.streamCount(),
-      dispose: async () => {
-        await stop()
-        fs.rmSync(dataDir, { recursive: true, force: true })
-      }
-    }
+      watchStreamCount: async () => running?.watchable.streamCount()
+    })
   }
 }
 

@@ -4,8 +4,7 @@
  * `stop` (SIGKILL), `start` and `restart` keep data and port exactly as the etcd target does.
  * To run the client suites against it too, add `etcdEffectTarget` to `serverTargets`.
  */
-import * as fs from "node:fs"
-import type { ServerOptions, ServerTarget, TestServer } from "../../support/servers.js"
+import { restartableServer, type ServerOptions, type ServerTarget, type TestServer } from "../../support/servers.js"
 import { freePort } from "../../support/ports.js"
 import { ensureBuilt, ServeProcess, tempDir } from "./process.js"
 
@@ -27,22 +26,6 @@ export const etcdEffectTarget: ServerTarget = {
     const start = async () => {
       if (proc === undefined) proc = await ServeProcess.start({ dataDir, port, args })
     }
-    return {
-      name: "etcd-effect",
-      endpoint: `127.0.0.1:${port}`,
-      stop,
-      start,
-      restart: async (downMs = 0) => {
-        await stop()
-        if (downMs > 0) await new Promise((r) => setTimeout(r, downMs))
-        await start()
-      },
-      watcherCount: async () => undefined,
-      watchStreamCount: async () => undefined,
-      dispose: async () => {
-        await stop()
-        fs.rmSync(dataDir, { recursive: true, force: true })
-      }
-    }
+    return restartableServer({ endpoint: `127.0.0.1:${port}`, dataDir, start, stop })
   }
 }
