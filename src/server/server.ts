@@ -32,6 +32,7 @@ import { startMember } from "./member.js"
 import { makeAuthService, unimplementedHandlers } from "./unimplemented.js"
 import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
+import { passThroughSerializer } from "./grpc-raw-writer.js"
 
 /** A start-up failure, as one line for stderr. */
 export class ServeError extends Data.TaggedError("ServeError")<{
@@ -144,7 +145,9 @@ export const layerServer = (
         Auth: makeAuthService(runner, header, store.rev)
       }
       for (const [name, impl] of Object.entries(services) as Array<[ServiceName, Record<string, unknown>]>) {
-        const definition = serviceDefinition(name)
+        const base = serviceDefinition(name)
+        // Watch responses leave pre-encoded (src/server/watch-wire.ts); its serializer passes bytes through.
+        const definition = name === "Watch" ? { ...base, Watch: passThroughSerializer(base["Watch"]!) } : base
         server.addService(definition, {
           ...unimplementedHandlers(name, definition, impl),
           ...(impl as grpc.UntypedServiceImplementation)

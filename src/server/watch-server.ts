@@ -39,10 +39,13 @@ import type { WatchServer } from "../proto/services.js"
 import type { WatchableStoreShape } from "../watch/watchable-store.js"
 import type { WatchStream } from "../watch/watch-stream.js"
 import type { FilterType, WatchId, WatchResponse } from "../watch/watcher.js"
-import { type CallRunner, readBatch, writeAll } from "./grpc-bridge.js"
+import { serviceDefinition } from "../proto/load.js"
+import { type CallRunner, readBatch } from "./grpc-bridge.js"
+import { frameSink } from "./grpc-raw-writer.js"
 import type { MakeHeader } from "./header.js"
 import { eventToPb, toNumber } from "./kv-pb.js"
 import { fragmentResponse, GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
+import { FrameWriter, type PrevKvLookup, WatchResponseEncoder } from "./watch-wire.js"
 
 /** etcd's ctrlStreamBufLen: control responses the recv side may queue ahead of the send side. */
 export const CTRL_STREAM_BUF_LEN = 16
@@ -80,6 +83,12 @@ type CtrlKind = "created" | "canceled" | "failed"
 
 const TICK: InboxItem = { _tag: "Tick" }
 
+/** proto-loader's WatchResponse encoder, for the rare responses built as objects. */
+const serializeWatchResponse = (() => {
+  const serialize = serviceDefinition("Watch")["Watch"]!.responseSerialize
+  return (r: WatchResponseInit): Uint8Array => serialize(r)
+})()
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 /** Clamps the configured interval to etcd's minimum. */
@@ -102,8 +111,10 @@ export class StreamState {
   readonly fragment = new Set<WatchId>()
   /** ids whose created response has been sent and whose cancel response has not */
   readonly announced = new Set<WatchId>()
-  /** responses waiting for their id's created response */
-  readonly pending = new Map<WatchId, Array<WatchResponseInit>>()
+  /** responses waiting for their id's created response (encoded when they go out) */
+  readonly pending = new Map<WatchId, Array<WatchResponse>>()
+  readonly encoder: WatchResponseEncoder
+  private readonly getAt: PrevKvLookup
 
   constructor(
     /**
@@ -114,10 +125,14 @@ export class StreamState {
     readonly watchers: Pick<WatchStream, "ids" | "prevKv">,
     readonly store: Pick<MvccStoreShape, "getAt">,
     readonly header: MakeHeader,
-    readonly fragmentLimit: number
-  ) {}
+    readonly fragmentLimit: number,
+    serialize: (r: WatchResponseInit) => Uint8Array = serializeWatchResponse
+  ) {
+    this.encoder = new WatchResponseEncoder(header, serialize)
+    this.getAt = (key, rev) => this.store.getAt(key, rev)
+  }
 
-  /** mvcc response → wire response (prev_kv looked up now, at send time). */
+  /** mvcc response → wire object (prev_kv looked up now, at send time); for fragmenting. */
   toWire(r: WatchResponse): WatchResponseInit {
     const o: Mutable<WatchResponseInit> = { header: this.header(r.revision) }
     if (r.watchId !== 0) o.watch_id = r.watchId
@@ -142,8 +157,13 @@ export class StreamState {
     return o
   }
 
+  /** One response encoded into `out` (prev_kv looked up now, at send time). */
+  private send(r: WatchResponse, out: FrameWriter): void {
+    this.encoder.response(out, r, this.watchers.prevKv(r.watchId) ? this.getAt : undefined)
+  }
+
   /** One batch from the watch channel, appended to `out` in order. */
-  onEvents(batch: Chunk.Chunk<WatchResponse>, out: Array<WatchResponseInit>): void {
+  onEvents(batch: Chunk.Chunk<WatchResponse>, out: FrameWriter): void {
     /** the live ids, read once per batch and only when needed (nothing changes within a batch) */
     let live: ReadonlySet<WatchId> | undefined
     for (const r of batch) {
@@ -155,32 +175,32 @@ export class StreamState {
         if (live.has(id)) {
           let held = this.pending.get(id)
           if (held === undefined) this.pending.set(id, (held = []))
-          held.push(this.toWire(r))
+          held.push(r)
         }
         continue
       }
-      const wire = this.toWire(r)
       if (this.fragment.has(id)) {
-        for (const piece of fragmentResponse(wire, this.fragmentLimit)) out.push(piece)
+        for (const piece of fragmentResponse(this.toWire(r), this.fragmentLimit)) this.encoder.object(out, piece)
       } else {
-        out.push(wire)
+        this.send(r, out)
       }
       if (r.events.length > 0 && this.progress.get(id) === true) this.progress.set(id, false)
     }
   }
 
   /** A control response, appended to `out`, then etcd's id bookkeeping. */
-  onCtrl(id: WatchId, kind: CtrlKind, response: WatchResponseInit, out: Array<WatchResponseInit>): void {
-    out.push(response)
+  onCtrl(id: WatchId, kind: CtrlKind, response: WatchResponseInit, out: FrameWriter): void {
+    this.encoder.object(out, response)
     if (kind === "canceled") {
       this.announced.delete(id)
       this.pending.delete(id)
+      this.encoder.forget(id)
     } else if (kind === "created") {
       this.announced.add(id)
       const held = this.pending.get(id)
       if (held !== undefined) {
         // flushed as they are, unfragmented (etcd sends pending responses with a plain Send)
-        for (const r of held) out.push(r)
+        for (const r of held) this.send(r, out)
         this.pending.delete(id)
       }
     }
@@ -336,10 +356,11 @@ export const serverWatchStream = (
       }
     })
 
+    const sink = frameSink(call)
+    const out = new FrameWriter()
     const sendLoop = Effect.gen(function*() {
       while (true) {
         const [items] = yield* inbox.takeAll
-        const out: Array<WatchResponseInit> = []
         let channelBatch = false
         let channelDone = false
         let progressIds: Array<WatchId> | undefined
@@ -358,7 +379,8 @@ export const serverWatchStream = (
               break
           }
         }
-        if (out.length > 0) yield* writeAll(call, out)
+        // the whole batch in one write; wait for 'drain' once when the stream's buffer is full
+        if (out.count > 0 && sink.write(out)) yield* sink.drain
         if (channelDone) {
           // the watch stream was closed under us: the server is stopping
           return yield* Deferred.fail(ended, Errors.stopped())

@@ -9,6 +9,10 @@ import { EventType } from "../../src/mvcc/key-value.js"
 import type { MvccStoreShape } from "../../src/mvcc/kv.js"
 import { makeHeader } from "../../src/server/header.js"
 import { StreamState } from "../../src/server/watch-server.js"
+import { FrameWriter } from "../../src/server/watch-wire.js"
+import { serviceDefinition } from "../../src/proto/load.js"
+
+const deserializeWatchResponse = serviceDefinition("Watch")["Watch"]!.responseDeserialize
 import type { WatchResponse } from "../../src/watch/watcher.js"
 import { call, eventually, type InProcessServer, rawClient, sleep, startInProcess, startMember } from "./support/in-process.js"
 import { RawWatch, text } from "./support/raw-watch.js"
@@ -316,31 +320,45 @@ describe("send-loop ordering (StreamState)", () => {
   const live = new Set<number>()
   const watchers = { ids: () => [...live], prevKv: () => false }
 
+  /** What the StreamState wrote, decoded as a client would (ids as numbers). */
+  const collect = () => {
+    const out = new FrameWriter()
+    const got: Array<{ watch_id: number; created: boolean; canceled: boolean; events: Array<unknown> }> = []
+    const list = () => {
+      for (const m of out.takeMessages()) {
+        const r = deserializeWatchResponse(m) as any
+        got.push({ ...r, watch_id: Number(r.watch_id) })
+      }
+      return got
+    }
+    return { out, list }
+  }
+
   it("holds responses until the created response, drops them after the cancel response, never holds -1", () => {
     const s = new StreamState(watchers, store, header, 1 << 20)
-    const out: Array<any> = []
+    const { out, list } = collect()
     live.add(3)
     s.onEvents(Chunk.make(ev(3, 5), ev(3, 6), { watchId: -1, revision: 6, compactRevision: 0, events: [] }), out)
-    expect(out.map((r) => r.watch_id)).toEqual([-1])
+    expect(list().map((r) => r.watch_id)).toEqual([-1])
     s.onCtrl(3, "created", { watch_id: 3, created: true }, out)
-    expect(out.map((r) => [r.watch_id, r.created === true, r.events?.length ?? 0])).toEqual([
+    expect(list().map((r) => [r.watch_id, r.created, r.events.length])).toEqual([
       [-1, false, 0],
       [3, true, 0],
       [3, false, 1],
       [3, false, 1]
     ])
     s.onEvents(Chunk.make(ev(3, 7)), out)
-    expect(out).toHaveLength(5)
+    expect(list()).toHaveLength(5)
     live.delete(3)
     s.onCtrl(3, "canceled", { watch_id: 3, canceled: true }, out)
     s.onEvents(Chunk.make(ev(3, 8)), out)
-    expect(out).toHaveLength(6)
+    expect(list()).toHaveLength(6)
     expect(s.pending.size).toBe(0)
   })
 
   it("progress flags: an event response clears the flag, a tick asks only quiet watchers and resets all", () => {
     const s = new StreamState(watchers, store, header, 1 << 20)
-    const out: Array<any> = []
+    const { out } = collect()
     live.add(1).add(2)
     s.announced.add(1).add(2)
     s.progress.set(1, true).set(2, true)
