@@ -194,7 +194,6 @@ export class StreamState {
     if (kind === "canceled") {
       this.announced.delete(id)
       this.pending.delete(id)
-      this.encoder.forget(id)
     } else if (kind === "created") {
       this.announced.add(id)
       const held = this.pending.get(id)

@@ -81,13 +81,54 @@ export const encodeHeaderField = (h: ResponseHeaderInit): Uint8Array => {
   return field(TAG_HEADER, concat(parts))
 }
 
-/** One mvccpb.Event as WatchResponse field 11. */
+/** One mvccpb.Event as WatchResponse field 11, in one allocation. */
 export const encodeEventField = (ev: Event, prevKv: KeyValue | undefined): Uint8Array => {
-  const parts: Array<Uint8Array> = []
-  if (ev.type !== 0) parts.push(Uint8Array.of(TAG_EVENT_TYPE, ev.type))
-  parts.push(field(TAG_EVENT_KV, encodeKeyValue(ev.kv)))
-  if (prevKv !== undefined) parts.push(field(TAG_EVENT_PREV_KV, encodeKeyValue(prevKv)))
-  return field(TAG_EVENTS, concat(parts))
+  const kv = encodeKeyValue(ev.kv)
+  const prev = prevKv === undefined ? undefined : encodeKeyValue(prevKv)
+  const body = (ev.type !== 0 ? 2 : 0) + 1 + varintSizeNum(kv.length) + kv.length +
+    (prev === undefined ? 0 : 1 + varintSizeNum(prev.length) + prev.length)
+  const b = new Uint8Array(1 + varintSizeNum(body) + body)
+  b[0] = TAG_EVENTS
+  let p = putVarint(b, 1, body)
+  if (ev.type !== 0) {
+    b[p++] = TAG_EVENT_TYPE
+    b[p++] = ev.type
+  }
+  b[p++] = TAG_EVENT_KV
+  p = putVarint(b, p, kv.length)
+  b.set(kv, p)
+  p += kv.length
+  if (prev !== undefined) {
+    b[p++] = TAG_EVENT_PREV_KV
+    p = putVarint(b, p, prev.length)
+    b.set(prev, p)
+  }
+  return b
+}
+
+/**
+ * Events are immutable and shared: by every watcher of a revision, by the batches held for
+ * victims, by the watchers of one catch-up round. Their bytes (without prev_kv) are kept with them.
+ */
+const eventFields = new WeakMap<Event, Uint8Array>()
+
+export const eventField = (ev: Event): Uint8Array => {
+  let b = eventFields.get(ev)
+  if (b === undefined) {
+    b = encodeEventField(ev, undefined)
+    eventFields.set(ev, b)
+  }
+  return b
+}
+
+/**
+ * Catch-up batches are built per watcher, so watchers of one round hold equal arrays that are not
+ * the same array; comparing element identities is far cheaper than encoding them again.
+ */
+const sameEvents = (a: ReadonlyArray<Event>, b: ReadonlyArray<Event> | undefined): boolean => {
+  if (b === undefined || a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
 }
 
 /** The previous KeyValue of an event (prev_kv), looked up at send time. */
@@ -98,30 +139,42 @@ export type PrevKvLookup = (key: Uint8Array, rev: number) => KeyValue | undefine
  * starts a fresh buffer, since the HTTP/2 stream keeps a reference until it is flushed.
  */
 export class FrameWriter {
-  private buf: Buffer
+  /** none while idle: a stream holds no buffer between batches (10k idle streams cost nothing here) */
+  private buf: Buffer | undefined
   private len = 0
+  /** the size the next buffer starts at: the last batch's size, so a busy stream rarely regrows */
+  private hint: number
   /** frames written since the last take */
   count = 0
   /** start offsets of those frames (for writers that need them one by one) */
   private readonly starts: Array<number> = []
 
-  constructor(private readonly initial = 16 * 1024) {
-    this.buf = Buffer.allocUnsafe(initial)
+  constructor(initial = 4 * 1024) {
+    this.hint = initial
   }
 
-  private reserve(n: number): void {
-    if (this.len + n <= this.buf.length) return
-    let size = this.buf.length * 2
+  private reserve(n: number): Buffer {
+    const b = this.buf
+    if (b !== undefined && this.len + n <= b.length) return b
+    let size = Math.max(this.hint, b === undefined ? 0 : b.length * 2)
     while (size < this.len + n) size *= 2
     const next = Buffer.allocUnsafe(size)
-    this.buf.copy(next, 0, 0, this.len)
+    if (b !== undefined) b.copy(next, 0, 0, this.len)
     this.buf = next
+    return next
+  }
+
+  private reset(): void {
+    this.hint = Math.min(Math.max(this.len, 1024), 4 << 20)
+    this.buf = undefined
+    this.len = 0
+    this.count = 0
+    this.starts.length = 0
   }
 
   /** Appends one message given as encoded bytes. */
   message(payload: Uint8Array): void {
-    this.reserve(FRAME_PREFIX_BYTES + payload.length)
-    const b = this.buf
+    const b = this.reserve(FRAME_PREFIX_BYTES + payload.length)
     const p = this.len
     this.starts.push(p)
     b[p] = 0
@@ -131,25 +184,29 @@ export class FrameWriter {
     this.count++
   }
 
-  /** Appends `[0][len] a b c` without building the payload first (the hot path). */
-  parts3(a: Uint8Array, b2: Uint8Array | undefined, c: Uint8Array | undefined): void {
-    const n = a.length + (b2?.length ?? 0) + (c?.length ?? 0)
-    this.reserve(FRAME_PREFIX_BYTES + n)
-    const b = this.buf
+  /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
+  response(head: Uint8Array, watchId: number, tail: Uint8Array | undefined): void {
+    const idLen = watchId === 0 ? 0 : watchId > 0 ? 1 + varintSizeNum(watchId) : 11
+    const n = head.length + idLen + (tail?.length ?? 0)
+    const b = this.reserve(FRAME_PREFIX_BYTES + n)
     let p = this.len
     this.starts.push(p)
     b[p] = 0
     b.writeUInt32BE(n, p + 1)
     p += FRAME_PREFIX_BYTES
-    b.set(a, p)
-    p += a.length
-    if (b2 !== undefined) {
-      b.set(b2, p)
-      p += b2.length
+    b.set(head, p)
+    p += head.length
+    if (watchId > 0) {
+      b[p++] = TAG_WATCH_ID
+      p = putVarint(b, p, watchId)
+    } else if (watchId < 0) {
+      b[p++] = TAG_WATCH_ID
+      b.set(int64Varint(watchId), p)
+      p += 10
     }
-    if (c !== undefined) {
-      b.set(c, p)
-      p += c.length
+    if (tail !== undefined) {
+      b.set(tail, p)
+      p += tail.length
     }
     this.len = p
     this.count++
@@ -161,42 +218,35 @@ export class FrameWriter {
 
   /** All frames as one buffer; the writer starts over. */
   take(): Buffer {
-    const out = this.buf.subarray(0, this.len)
-    this.buf = Buffer.allocUnsafe(Math.max(this.initial, Math.min(this.len, 4 << 20)))
-    this.len = 0
-    this.count = 0
-    this.starts.length = 0
+    const out = this.buf === undefined ? Buffer.alloc(0) : this.buf.subarray(0, this.len)
+    this.reset()
     return out
   }
 
   /** The payloads one by one (prefix left out); the writer starts over. */
   takeMessages(): Array<Buffer> {
-    const all = this.buf.subarray(0, this.len)
+    const all = this.buf === undefined ? Buffer.alloc(0) : this.buf.subarray(0, this.len)
     const out: Array<Buffer> = new Array(this.starts.length)
     for (let i = 0; i < this.starts.length; i++) {
       const s = this.starts[i]!
       const n = all.readUInt32BE(s + 1)
       out[i] = all.subarray(s + FRAME_PREFIX_BYTES, s + FRAME_PREFIX_BYTES + n)
     }
-    this.buf = Buffer.allocUnsafe(this.initial)
-    this.len = 0
-    this.count = 0
-    this.starts.length = 0
+    this.reset()
     return out
   }
 }
 
 /**
- * Encodes one stream's responses into a FrameWriter. Caches: the header of the last revision, the
- * events bytes of the last events array seen (every watcher of a revision gets the same array
- * unless a filter or batch cut it), and watch_id fields by id.
+ * Encodes one stream's responses into a FrameWriter. Caches: the header of the last revision and
+ * the events bytes of the last events array seen (every watcher of a revision gets the same array
+ * unless a filter or batch cut it); each event's own bytes live in `eventFields`.
  */
 export class WatchResponseEncoder {
   private headerRev = -1
   private headerBytes: Uint8Array = new Uint8Array(0)
   private lastEvents: ReadonlyArray<Event> | undefined
   private lastEventsBytes: Uint8Array | undefined
-  private readonly idFields = new Map<number, Uint8Array>()
 
   constructor(
     private readonly header: MakeHeader,
@@ -211,28 +261,17 @@ export class WatchResponseEncoder {
     return this.headerBytes
   }
 
-  private idField(id: number): Uint8Array | undefined {
-    if (id === 0) return undefined
-    let f = this.idFields.get(id)
-    if (f === undefined) {
-      f = concat([Uint8Array.of(TAG_WATCH_ID), int64Varint(id)])
-      // ids are small and reused; a stream holding many watchers keeps one entry per watcher
-      this.idFields.set(id, f)
-    }
-    return f
-  }
-
-  forget(id: number): void {
-    this.idFields.delete(id)
-  }
-
   private eventsBytes(evs: ReadonlyArray<Event>, prev: PrevKvLookup | undefined): Uint8Array | undefined {
     if (evs.length === 0) return undefined
     if (prev === undefined) {
-      if (evs === this.lastEvents) return this.lastEventsBytes
-      const parts: Array<Uint8Array> = new Array(evs.length)
-      for (let i = 0; i < evs.length; i++) parts[i] = encodeEventField(evs[i]!, undefined)
-      const bytes = evs.length === 1 ? parts[0]! : concat(parts)
+      if (evs === this.lastEvents || sameEvents(evs, this.lastEvents)) return this.lastEventsBytes
+      let bytes: Uint8Array
+      if (evs.length === 1) bytes = eventField(evs[0]!)
+      else {
+        const parts: Array<Uint8Array> = new Array(evs.length)
+        for (let i = 0; i < evs.length; i++) parts[i] = eventField(evs[i]!)
+        bytes = concat(parts)
+      }
       this.lastEvents = evs
       this.lastEventsBytes = bytes
       return bytes
@@ -248,16 +287,15 @@ export class WatchResponseEncoder {
   /** An mvcc response (events, progress or compaction) as one frame. */
   response(out: FrameWriter, r: WatchResponse, prev: PrevKvLookup | undefined): void {
     const head = this.headerField(r.revision)
-    const id = this.idField(r.watchId)
     if (r.compactRevision !== 0) {
       const tail = concat([
         Uint8Array.of(TAG_CANCELED, 1, TAG_COMPACT_REVISION),
         int64Varint(r.compactRevision)
       ])
-      out.parts3(head, id, tail)
+      out.response(head, r.watchId, tail)
       return
     }
-    out.parts3(head, id, this.eventsBytes(r.events, prev))
+    out.response(head, r.watchId, this.eventsBytes(r.events, prev))
   }
 
   /** A response built as an object (control responses, fragments). */

@@ -75,7 +75,7 @@ describe("WatchResponse encoder", () => {
   it("frames are length-prefixed and concatenated in order; take() starts over", () => {
     const w = new FrameWriter(8)
     w.message(Buffer.from("abc"))
-    w.parts3(Buffer.from("de"), undefined, Buffer.from("fgh"))
+    w.response(Buffer.from("de"), 0, Buffer.from("fgh"))
     expect(w.count).toBe(2)
     const all = w.take()
     expect(all.toString("hex")).toBe("0000000003" + Buffer.from("abc").toString("hex") + "0000000005" + Buffer.from("defgh").toString("hex"))
