@@ -13,6 +13,7 @@ import { Config, Duration, Effect, FiberRef, HashSet, Layer, Logger, LogLevel, O
 import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/kvstore.js"
 import {
   DEFAULT_CLIENT_URL,
+  DEFAULT_METRICS_URL,
   layer as serverLayer,
   MIN_PROGRESS_NOTIFY_INTERVAL,
   parseAutoCompaction,
@@ -35,6 +36,13 @@ const listenClientUrls = Options.text("listen-client-urls").pipe(
   Options.withDescription("Comma-separated URLs to listen on for client traffic (http only; port 0 picks one)."),
   Options.withFallbackConfig(Config.string("ETCD_LISTEN_CLIENT_URLS")),
   Options.withDefault(DEFAULT_CLIENT_URL)
+)
+const listenMetricsUrls = Options.text("listen-metrics-urls").pipe(
+  Options.withDescription(
+    "Comma-separated URLs to serve /metrics, /health, /livez and /readyz on (http only; port 0 picks one; empty: none)."
+  ),
+  Options.withFallbackConfig(Config.string("ETCD_LISTEN_METRICS_URLS")),
+  Options.withDefault(DEFAULT_METRICS_URL)
 )
 const advertiseClientUrls = Options.text("advertise-client-urls").pipe(
   Options.withDescription("Comma-separated client URLs this member advertises (default: the listen URLs)."),
@@ -77,6 +85,7 @@ export const serve = Command.make(
     name,
     dataDir,
     listenClientUrls,
+    listenMetricsUrls,
     advertiseClientUrls,
     maxRequestBytes,
     autoCompactionMode,
@@ -104,6 +113,7 @@ export const serve = Command.make(
         name: flags.name,
         dataDir: Option.getOrElse(flags.dataDir, () => `${flags.name}.etcd`),
         listenClientUrls: splitUrls(flags.listenClientUrls),
+        listenMetricsUrls: splitUrls(flags.listenMetricsUrls),
         advertiseClientUrls: Option.match(flags.advertiseClientUrls, { onNone: () => [], onSome: splitUrls }),
         maxRequestBytes: flags.maxRequestBytes,
         autoCompaction,

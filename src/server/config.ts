@@ -17,6 +17,12 @@ export interface ServerConfig {
   readonly dataDir: string | undefined
   /** --listen-client-urls: where to accept clients ("http://host:port"; port 0 picks one) */
   readonly listenClientUrls: ReadonlyArray<string>
+  /**
+   * --listen-metrics-urls: where to serve /metrics, /health, /livez and /readyz over HTTP
+   * ("http://host:port"; port 0 picks one); empty: no such listener (the library default, so
+   * servers started side by side never collide; the serve program defaults to DEFAULT_METRICS_URL)
+   */
+  readonly listenMetricsUrls: ReadonlyArray<string>
   /** --advertise-client-urls; empty: the listen URLs with their bound ports */
   readonly advertiseClientUrls: ReadonlyArray<string>
   /** --max-request-bytes */
@@ -30,11 +36,14 @@ export interface ServerConfig {
 }
 
 export const DEFAULT_CLIENT_URL = "http://127.0.0.1:2379"
+/** etcd's usual metrics port; the serve program's default for --listen-metrics-urls */
+export const DEFAULT_METRICS_URL = "http://127.0.0.1:2381"
 
 export const defaultServerConfig: ServerConfig = {
   name: "default",
   dataDir: undefined,
   listenClientUrls: [DEFAULT_CLIENT_URL],
+  listenMetricsUrls: [],
   advertiseClientUrls: [],
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   autoCompaction: undefined,
@@ -86,20 +95,26 @@ export interface ListenAddress {
   readonly port: number
 }
 
-/** Parses a client URL: http only (TLS is not supported); error text for one line on stderr. */
-export const parseClientUrl = (url: string): ListenAddress | string => {
+/** Parses a listen URL: http only (TLS is not supported); error text for one line on stderr. */
+const parseListenUrl = (kind: "client" | "metrics") => (url: string): ListenAddress | string => {
   let u: URL
   try {
     u = new URL(url)
   } catch {
-    return `invalid client URL ${JSON.stringify(url)}: expected http://host:port`
+    return `invalid ${kind} URL ${JSON.stringify(url)}: expected http://host:port`
   }
-  if (u.protocol === "https:") return `client URL ${url}: TLS (https) is not supported`
-  if (u.protocol !== "http:") return `client URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (only http)`
-  if (u.port === "") return `client URL ${url}: missing port`
-  if (u.pathname !== "/" && u.pathname !== "") return `client URL ${url}: expected no path`
+  if (u.protocol === "https:") return `${kind} URL ${url}: TLS (https) is not supported`
+  if (u.protocol !== "http:") return `${kind} URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (only http)`
+  if (u.port === "") return `${kind} URL ${url}: missing port`
+  if (u.pathname !== "/" && u.pathname !== "") return `${kind} URL ${url}: expected no path`
   return { url, host: u.hostname, port: Number(u.port) }
 }
+
+/** Parses a client URL (--listen-client-urls, --advertise-client-urls). */
+export const parseClientUrl = parseListenUrl("client")
+
+/** Parses a metrics URL (--listen-metrics-urls). */
+export const parseMetricsUrl = parseListenUrl("metrics")
 
 /**
  * --auto-compaction-mode/--auto-compaction-retention as etcd reads them: periodic retention is an

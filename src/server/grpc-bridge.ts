@@ -13,6 +13,9 @@
  *   stream's buffer is above its high-water mark.
  * - Shutdown (`CallRunner.shutdown`): new calls are refused, streams are interrupted at once, unary
  *   calls get a grace period to finish and are then interrupted too.
+ * - Metrics (`CallMetrics`): each call is counted where it starts and where its status is decided
+ *   (go-grpc-prometheus' started/handled); a call the client dropped counts as Canceled, one that
+ *   ends past its deadline as DeadlineExceeded (what grpc-js has answered by then).
  */
 import type * as grpc from "@grpc/grpc-js"
 import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, type Scope } from "effect"
@@ -60,7 +63,41 @@ interface CancellableCall {
   readonly cancelled: boolean
   once(event: "cancelled", listener: () => void): unknown
   removeListener(event: "cancelled", listener: () => void): unknown
+  getDeadline?(): Date | number
 }
+
+/**
+ * One method's call counters, resolved once when its handler is made. Both are called once per
+ * call, synchronously, and must stay plain (an increment): they run on every rpc.
+ */
+export interface MethodMetrics {
+  /** a call arrived */
+  onStart(): void
+  /** its status is decided (a GrpcCode), whether or not the client is still there to get it */
+  onEnd(code: number): void
+}
+
+/** Where the runner counts calls (metrics/grpc-metrics.ts); `noCallMetrics` counts nothing. */
+export interface CallMetrics {
+  readonly method: (name: string) => MethodMetrics
+}
+
+const uncounted: MethodMetrics = { onStart() {}, onEnd() {} }
+export const noCallMetrics: CallMetrics = { method: () => uncounted }
+
+const deadlinePassed = (call: CancellableCall): boolean => {
+  const deadline = call.getDeadline?.() ?? Infinity
+  const ms = deadline instanceof Date ? deadline.getTime() : deadline
+  return ms !== Infinity && ms <= Date.now()
+}
+
+/**
+ * The code a finished call counts as. Past its deadline grpc-js has already answered
+ * DEADLINE_EXCEEDED on its own (without marking the call cancelled), whatever the handler ends
+ * with; a call the client dropped counts as Canceled.
+ */
+const countedCode = (call: CancellableCall, code: number): number =>
+  deadlinePassed(call) ? GrpcCode.DeadlineExceeded : call.cancelled ? GrpcCode.Canceled : code
 
 /**
  * The server's call runner: two FiberSets (unary calls, streams) owned by the server's scope, and
@@ -91,7 +128,9 @@ export interface CallRunner {
   readonly inFlight: () => { readonly unary: number; readonly streams: number }
 }
 
-export const makeCallRunner: Effect.Effect<CallRunner, never, Scope.Scope> = Effect.gen(function*() {
+export const makeCallRunner = (
+  metrics: CallMetrics = noCallMetrics
+): Effect.Effect<CallRunner, never, Scope.Scope> => Effect.gen(function*() {
   const unarySet = yield* FiberSet.make<unknown, unknown>()
   const streamSet = yield* FiberSet.make<unknown, unknown>()
   const runUnary = yield* FiberSet.runtime(unarySet)<never>()
@@ -105,26 +144,38 @@ export const makeCallRunner: Effect.Effect<CallRunner, never, Scope.Scope> = Eff
     return () => call.removeListener("cancelled", onCancel)
   }
 
-  const unary: CallRunner["unary"] = (method, f) => (call, callback) => {
-    if (closing) return callback(serviceError(stoppedStatus()))
-    const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
-    const unlink = linkCancel(call, fiber)
-    fiber.addObserver((exit) => {
-      unlink()
-      if (call.cancelled) return
-      if (Exit.isSuccess(exit)) callback(null, exit.value)
-      else callback(serviceError(causeToStatus(exit.cause)))
-    })
+  const unary: CallRunner["unary"] = (method, f) => {
+    const m = metrics.method(method)
+    return (call, callback) => {
+      m.onStart()
+      if (closing) {
+        m.onEnd(GrpcCode.Unavailable)
+        return callback(serviceError(stoppedStatus()))
+      }
+      const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
+      const unlink = linkCancel(call, fiber)
+      fiber.addObserver((exit) => {
+        unlink()
+        const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
+        m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
+        if (call.cancelled) return
+        if (Exit.isSuccess(exit)) callback(null, exit.value)
+        else callback(serviceError(status!))
+      })
+    }
   }
 
   const endStream = (
     call: CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean },
-    exit: Exit.Exit<void, EtcdError>
+    exit: Exit.Exit<void, EtcdError>,
+    m: MethodMetrics
   ): void => {
+    const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
+    m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
     if (call.cancelled) return
     try {
-      if (Exit.isSuccess(exit)) call.end()
-      else call.emit("error", { ...serviceError(causeToStatus(exit.cause)), metadata: undefined })
+      if (status === undefined) call.end()
+      else call.emit("error", { ...serviceError(status), metadata: undefined })
     } catch {
       // the transport is already gone: nothing left to tell the client
     }
@@ -133,19 +184,22 @@ export const makeCallRunner: Effect.Effect<CallRunner, never, Scope.Scope> = Eff
   const stream = <C extends CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean }>(
     method: string,
     f: (call: C) => Effect.Effect<void, EtcdError, Scope.Scope>
-  ) =>
-  (call: C): void => {
-    if (closing) {
-      endStream(call, Exit.fail(Errors.stopped()))
-      return
+  ) => {
+    const m = metrics.method(method)
+    return (call: C): void => {
+      m.onStart()
+      if (closing) {
+        endStream(call, Exit.fail(Errors.stopped()), m)
+        return
+      }
+      if (call.cancelled) return m.onEnd(countedCode(call, GrpcCode.Canceled))
+      const fiber = runStream(logDefects(method)(Effect.scoped(Effect.suspend(() => f(call)))))
+      const unlink = linkCancel(call, fiber)
+      fiber.addObserver((exit) => {
+        unlink()
+        endStream(call, exit, m)
+      })
     }
-    if (call.cancelled) return
-    const fiber = runStream(logDefects(method)(Effect.scoped(Effect.suspend(() => f(call)))))
-    const unlink = linkCancel(call, fiber)
-    fiber.addObserver((exit) => {
-      unlink()
-      endStream(call, exit)
-    })
   }
 
   const shutdown = (grace: Duration.DurationInput): Effect.Effect<void> =>

@@ -7,6 +7,7 @@ export { API_VERSION } from "./maintenance-server.js"
 export {
   type AutoCompaction,
   DEFAULT_CLIENT_URL,
+  DEFAULT_METRICS_URL,
   defaultServerConfig,
   parseAutoCompaction,
   parseGoDuration,

@@ -4,7 +4,9 @@
  *
  * Start-up: the member identity is read (and its term advanced, durably), every listen URL is
  * bound (port 0 picks a free port; the bound ports are in `EtcdServer.endpoints`), and the
- * auto-compactor is forked. Any failure is one `ServeError`/`BackendError` line.
+ * auto-compactor is forked. Any failure is one `ServeError`/`BackendError` line. With
+ * --listen-metrics-urls, the HTTP listener for /metrics and the health endpoints starts last and
+ * closes first (metrics/).
  *
  * Shutdown (scope close), in order: stop listening, refuse new calls, end every stream with
  * Unavailable "etcdserver: server stopped", let unary calls finish for a grace period, close the
@@ -22,13 +24,20 @@ import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../mvcc/kvs
 import { serviceDefinition, type ServiceName } from "../proto/load.js"
 import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
 import { runCompactor } from "./compactor.js"
-import { defaultServerConfig, type ListenAddress, parseClientUrl, type ServerConfig } from "./config.js"
+import {
+  defaultServerConfig,
+  type ListenAddress,
+  parseClientUrl,
+  parseMetricsUrl,
+  type ServerConfig
+} from "./config.js"
 import { makeCallRunner } from "./grpc-bridge.js"
 import { makeHeader } from "./header.js"
 import { makeKvService } from "./kv-server.js"
 import { makeLeaseService } from "./lease-server.js"
-import { makeClusterService, makeMaintenanceService, type MemberInfo } from "./maintenance-server.js"
+import { API_VERSION, makeClusterService, makeMaintenanceService, type MemberInfo } from "./maintenance-server.js"
 import { startMember } from "./member.js"
+import { GrpcServerMetrics, startMetricsListener } from "./metrics/index.js"
 import { makeAuthService, unimplementedHandlers } from "./unimplemented.js"
 import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
@@ -50,6 +59,8 @@ export interface EtcdServerShape {
   readonly port: number
   /** the advertised client URLs (MemberList) */
   readonly clientUrls: ReadonlyArray<string>
+  /** the bound metrics listeners ("http://host:port"), in --listen-metrics-urls order; empty: none */
+  readonly metricsUrls: ReadonlyArray<string>
   /** calls in flight */
   readonly calls: () => { readonly unary: number; readonly streams: number }
 }
@@ -113,6 +124,12 @@ export const layerServer = (
         const a = parseClientUrl(url)
         if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
       }
+      const metricsAddrs: Array<ListenAddress> = []
+      for (const url of config.listenMetricsUrls) {
+        const a = parseMetricsUrl(url)
+        if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
+        metricsAddrs.push(a)
+      }
 
       const store = yield* MvccStore
       const watchable = yield* WatchableStore
@@ -121,7 +138,8 @@ export const layerServer = (
       const identity = yield* startMember
       const header = makeHeader(identity)
 
-      const runner = yield* makeCallRunner
+      const grpcMetrics = new GrpcServerMetrics()
+      const runner = yield* makeCallRunner(grpcMetrics)
       const server = new grpc.Server({
         // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
         "grpc.max_receive_message_length": config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
@@ -149,7 +167,7 @@ export const layerServer = (
         // Watch responses leave pre-encoded (src/server/watch-wire.ts); its serializer passes bytes through.
         const definition = name === "Watch" ? { ...base, Watch: passThroughSerializer(base["Watch"]!) } : base
         server.addService(definition, {
-          ...unimplementedHandlers(name, definition, impl),
+          ...grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl)),
           ...(impl as grpc.UntypedServiceImplementation)
         })
       }
@@ -177,10 +195,19 @@ export const layerServer = (
       if (config.autoCompaction !== undefined) {
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
+      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* startMetricsListener(metricsAddrs, {
+        grpc: grpcMetrics,
+        watchable,
+        store,
+        backend,
+        version: API_VERSION,
+        memberId: identity.memberId
+      })
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,
           endpoints,
+          ...(metricsUrls.length === 0 ? {} : { metricsUrls }),
           memberId: identity.memberId.toString(16),
           clusterId: identity.clusterId.toString(16)
         })
@@ -193,6 +220,7 @@ export const layerServer = (
         endpoints,
         port: ports[0]!,
         clientUrls: advertised,
+        metricsUrls,
         calls: runner.inFlight
       } satisfies EtcdServerShape
     })
