@@ -3,7 +3,12 @@
  *
  *   <data-dir>/member/etcd-effect.version   marker: this dir is ours, and its layout version
  *   <data-dir>/member/snap/db               the LMDB environment (file; LMDB adds db-lock)
+ *   <data-dir>/member/wal/                  the write-ahead log's segments (wal.ts)
  *   <data-dir>/member/lock                  pid of the process holding the dir (informational)
+ *
+ * Layout 2 added the WAL. A layout-1 dir (no WAL) is upgraded in place when opened: its marker is
+ * rewritten before any WAL segment exists, so an older build, which would ignore the log and
+ * lose the acknowledged batches only it holds, refuses the dir instead.
  *
  * A missing dir is created (0700, as etcd does). An existing dir must be empty or carry our marker
  * (else NotADataDir), be readable and writable (else Unreadable) and not be held by another open
@@ -22,13 +27,17 @@ import { Effect, type Scope } from "effect"
 import { BackendError } from "./backend.js"
 
 export const MARKER_FILE = "etcd-effect.version"
-export const MARKER_CONTENT = "etcd-effect data dir, layout 1\n"
+export const MARKER_CONTENT = "etcd-effect data dir, layout 2\n"
+/** layout 1: the same without member/wal */
+const MARKER_CONTENT_V1 = "etcd-effect data dir, layout 1\n"
 
 export interface DataDirLayout {
   /** the data dir, absolute */
   readonly dir: string
   readonly memberDir: string
   readonly snapDir: string
+  /** the WAL's directory */
+  readonly walDir: string
   /** path of the LMDB environment file */
   readonly dbPath: string
   /** true when the dir was created or empty, i.e. this open initialised it */
@@ -85,7 +94,7 @@ const interruptedInit = (dir: string, entries: ReadonlyArray<string>): boolean =
 }
 
 /** Checks the dir and decides whether it is fresh; creates it when missing. Synchronous, no side effects on an existing dir. */
-const inspect = (dir: string): { fresh: boolean } => {
+const inspect = (dir: string): { fresh: boolean; upgrade: boolean } => {
   let st: fs.Stats
   try {
     st = fs.statSync(dir)
@@ -97,7 +106,7 @@ const inspect = (dir: string): { fresh: boolean } => {
     } catch (e2) {
       throw unreadable(dir, e2)
     }
-    return { fresh: true }
+    return { fresh: true, upgrade: false }
   }
   if (!st.isDirectory()) throw fail("NotADataDir", `data dir ${dir} is not a directory`)
   let entries: Array<string>
@@ -107,7 +116,7 @@ const inspect = (dir: string): { fresh: boolean } => {
   } catch (e) {
     throw unreadable(dir, e)
   }
-  if (entries.length === 0 || interruptedInit(dir, entries)) return { fresh: true }
+  if (entries.length === 0 || interruptedInit(dir, entries)) return { fresh: true, upgrade: false }
   const marker = path.join(dir, "member", MARKER_FILE)
   let content: string
   try {
@@ -125,10 +134,10 @@ const inspect = (dir: string): { fresh: boolean } => {
     }
     throw unreadable(dir, e)
   }
-  if (content !== MARKER_CONTENT) {
+  if (content !== MARKER_CONTENT && content !== MARKER_CONTENT_V1) {
     throw fail("NotADataDir", `data dir ${dir} has an unsupported layout (member/${MARKER_FILE}: ${JSON.stringify(content.trim())})`)
   }
-  return { fresh: false }
+  return { fresh: false, upgrade: content === MARKER_CONTENT_V1 }
 }
 
 // ---- the lock --------------------------------------------------------------------------------
@@ -265,7 +274,7 @@ export const openDataDir = (
 ): Effect.Effect<DataDirLayout, BackendError, Scope.Scope> =>
   Effect.gen(function*() {
     const dir = path.resolve(dataDir)
-    const { fresh } = yield* Effect.try({
+    const { fresh, upgrade } = yield* Effect.try({
       try: () => inspect(dir),
       catch: (e) => (e instanceof BackendError ? e : unreadable(dir, e))
     })
@@ -281,7 +290,8 @@ export const openDataDir = (
     const mode = options.lockMode ?? (process.platform === "linux" ? "socket" : "pidfile")
     const lockFile = path.join(memberDir, "lock")
     yield* mode === "socket" ? acquireSocketLock(dir, lockFile) : acquirePidLock(dir, lockFile)
-    if (fresh) {
+    const walDir = path.join(memberDir, "wal")
+    if (fresh || upgrade) {
       // Written under the lock, atomically, and synced: a half-initialised dir never looks like ours.
       yield* Effect.try({
         try: () => {
@@ -300,5 +310,16 @@ export const openDataDir = (
         catch: (e) => unreadable(dir, e)
       })
     }
-    return { dir, memberDir, snapDir, dbPath: path.join(snapDir, "db"), fresh }
+    // After the marker: a dir holding member/wal without our marker is taken for etcd's.
+    yield* Effect.try({
+      try: () => {
+        if (!fs.existsSync(walDir)) {
+          fs.mkdirSync(walDir, { mode: 0o700 })
+          // Segments' names are synced in walDir; walDir's own name must be durable too.
+          fsyncDir(memberDir)
+        }
+      },
+      catch: (e) => unreadable(dir, e)
+    })
+    return { dir, memberDir, snapDir, walDir, dbPath: path.join(snapDir, "db"), fresh }
   })

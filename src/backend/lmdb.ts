@@ -1,23 +1,34 @@
 /**
  * The LMDB Backend (default): one LMDB environment at <data-dir>/member/snap/db with a named
- * database per bucket, binary keys in LMDB's bytewise order.
+ * database per bucket, binary keys in LMDB's bytewise order, and a write-ahead log in front of it
+ * (<data-dir>/member/wal, wal.ts): etcd's design, where a write is acknowledged once its WAL
+ * record is fdatasync'ed and the B+tree is committed in the background.
  *
- * Writes, like etcd's backend batchTx + txReadBuffer:
- * - `write(ops)` copies the batch into an in-memory overlay (per bucket, sorted) at once, so every
- *   later get/range sees it; reads merge the overlay over LMDB.
- * - Batches queue; at most one LMDB transaction is in flight. When it is durable, everything staged
- *   meanwhile goes into the next single transaction (group commit): 32 concurrent writers share
- *   each fsync. Transactions commit in staging order, so batches are durable in staging order.
- * - Once a transaction is durable its batches' overlay entries are dropped (unless a later batch
- *   rewrote the key) and their write Effects complete.
+ * A batch's life, like etcd's raft log + backend batchTx + txReadBuffer:
+ * 1. `write(ops)` copies the batch once, into its WAL record, and stages it in an in-memory overlay
+ *    (per bucket, sorted) at once, so every later get/range sees it; reads merge the overlay over
+ *    LMDB.
+ * 2. WAL group commit: one group is in flight at a time (one write of all its records, then ONE
+ *    fdatasync, both on libuv's threadpool); batches staged meanwhile make up the next group. When
+ *    the fdatasync returns, the group's write Effects complete, in staging order: the batches are
+ *    durable.
+ * 3. LMDB apply: every `commitIntervalMs` (100 ms, etcd's backend batch interval), or sooner once
+ *    `commitLimitOps` ops wait (10000, etcd's batch limit), all WAL-durable batches go into ONE LMDB
+ *    transaction, together with the seq of the last one (the "applied" mark, in LMDB's "wal"
+ *    database). LMDB keeps its full-sync settings, so LMDB alone is crash-safe as before. Once that
+ *    transaction is durable the overlay entries it covers are dropped (unless a later batch
+ *    rewrote the key) and WAL segments wholly at or below the mark are deleted.
+ * Open replays every WAL record above the applied mark into LMDB in one synced transaction, then
+ * starts a new segment. Close waits for the WAL group in flight, applies everything to LMDB and
+ * deletes the log.
  *
- * Durability: lmdb-js runs with overlappingSync off (see docs/decisions.md): its write promise then
- * resolves after mdb_txn_commit returned, i.e. after fdatasync of the data pages and the O_DSYNC
- * write of the meta page.
+ * LMDB's durability settings: lmdb-js runs with overlappingSync off (see docs/decisions.md): its
+ * write promise then resolves after mdb_txn_commit returned, i.e. after fdatasync of the data pages
+ * and the O_DSYNC write of the meta page.
  *
- * A failed commit is fail-stop (etcd's backend panics on a failed commit): the batches of that
- * transaction and every batch queued behind it fail with WriteFailed, their overlay entries are
- * dropped, and every later write fails at once.
+ * A failed WAL write or fdatasync, or a failed LMDB transaction, is fail-stop (etcd panics on
+ * both): every batch not yet acknowledged fails with WriteFailed, the overlay keeps only
+ * acknowledged batches, and every later write fails at once.
  */
 import * as fs from "node:fs"
 import { Effect, Layer, type Scope } from "effect"
@@ -27,27 +38,46 @@ import { fsyncDir, type LockMode, openDataDir } from "./data-dir.js"
 import { BUCKETS, SnapshotWriter } from "./snapshot-format.js"
 import { compareBytes, SortedBucket } from "./sorted-bucket.js"
 import { MAX_KEY_BYTES, validateOps } from "./validate.js"
+import { DEFAULT_SEGMENT_BYTES, nodeWalIo, readWal, WalCorrupt, type WalIo, WalWriter } from "./wal.js"
+import { encodeRecord } from "./wal-record.js"
 
 export interface LmdbOptions {
   /** the data dir (etcd's --data-dir); created when missing */
   readonly dataDir: string
   /** LMDB page size for a new environment (default: the OS page size) */
   readonly pageSize?: number | undefined
+  /** WAL segment size (default 64 MiB, etcd's) */
+  readonly walSegmentBytes?: number | undefined
+  /** longest wait of a WAL-durable batch for its LMDB transaction (default 100 ms, etcd's batch interval) */
+  readonly commitIntervalMs?: number | undefined
+  /** an LMDB transaction starts at once when this many ops wait (default 10000, etcd's batch limit) */
+  readonly commitLimitOps?: number | undefined
   /** internal: force the lock mechanism (tests) */
   readonly lockMode?: LockMode | undefined
+  /** internal: the WAL's write and fdatasync (tests make them fail, or skip the sync to prove it matters) */
+  readonly walIo?: WalIo | undefined
 }
 
 /** Counters for tests and benchmarks; not part of the Backend contract. */
 export interface LmdbStats {
-  /** LMDB write transactions committed */
+  /** LMDB write transactions committed (WAL replay at open included) */
   commits: number
   /** non-empty batches staged */
   batches: number
+  /** WAL groups made durable (one fdatasync each) */
+  walSyncs: number
+  /** batches replayed from the WAL at open (acknowledged before a crash, not yet in LMDB) */
+  replayed: number
 }
 
 interface Batch {
+  /** staging order, over every batch (flush markers too) */
   readonly seq: number
+  /** WAL sequence number; 0 for an empty batch (a flush marker), which is not logged */
+  readonly walSeq: number
+  /** the batch's ops, keys and values being views into `record` */
   readonly ops: ReadonlyArray<WriteOp>
+  readonly record: Buffer | undefined
   state: "pending" | "done" | "failed"
   error: BackendError | undefined
   waiters: Array<(error: BackendError | undefined) => void> | undefined
@@ -60,13 +90,35 @@ interface OverlayEntry {
 }
 
 const EMPTY = new Uint8Array(0)
+/** In LMDB's "wal" database: the seq of the last WAL batch whose ops are in LMDB. */
+const APPLIED_KEY = Buffer.from("applied")
 
 const asBuffer = (b: Uint8Array): Buffer =>
   Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)
 
+const seqBytes = (n: number): Buffer => {
+  const b = Buffer.alloc(8)
+  b.writeBigUInt64BE(BigInt(n), 0)
+  return b
+}
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e))
+
+type Dbs = Record<BucketName, Database<Buffer, Uint8Array>>
+
+/** Writes ops into the current lmdb-js batch (inside `root.batch`). */
+const putOps = (dbs: Dbs, ops: ReadonlyArray<WriteOp>) => {
+  for (const op of ops) {
+    const db = dbs[op.bucket]
+    if (op.value === undefined) db.remove(asBuffer(op.key))
+    else db.put(asBuffer(op.key), op.value as Buffer)
+  }
+}
+
 /**
- * Opens the data dir and the LMDB environment for this scope; returns the backend and its
- * counters. Scope close flushes pending batches, closes LMDB and releases the data dir lock.
+ * Opens the data dir and the LMDB environment for this scope, replays the WAL, and returns the
+ * backend and its counters. Scope close applies pending batches to LMDB, closes LMDB and releases
+ * the data dir lock.
  */
 export const makeLmdbBackend = (
   options: LmdbOptions
@@ -82,6 +134,8 @@ export const makeLmdbBackend = (
 > =>
   Effect.gen(function*() {
     const layout = yield* openDataDir(options.dataDir, { lockMode: options.lockMode })
+    const unreadable = (what: string, e: unknown) =>
+      new BackendError({ reason: "Unreadable", message: `data dir ${layout.dir}: ${what}: ${errorText(e)}`, cause: e })
     const env = yield* Effect.acquireRelease(
       Effect.try({
         try: () => {
@@ -98,16 +152,12 @@ export const makeLmdbBackend = (
             encoding: "binary",
             ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {})
           })
-          const dbs = {} as Record<BucketName, Database<Buffer, Uint8Array>>
+          const dbs = {} as Dbs
           for (const name of BUCKETS) dbs[name] = root.openDB<Buffer, Uint8Array>(name, { keyEncoding: "binary", encoding: "binary" })
-          return { root, dbs }
+          const walDb = root.openDB<Buffer, Uint8Array>("wal", { keyEncoding: "binary", encoding: "binary" })
+          return { root, dbs, walDb }
         },
-        catch: (e) =>
-          new BackendError({
-            reason: "Unreadable",
-            message: `data dir ${layout.dir}: cannot open ${layout.dbPath}: ${e instanceof Error ? e.message : String(e)}`,
-            cause: e
-          })
+        catch: (e) => unreadable(`cannot open ${layout.dbPath}`, e)
       }),
       ({ root }) => Effect.tryPromise(() => root.close()).pipe(Effect.ignore)
     )
@@ -115,30 +165,111 @@ export const makeLmdbBackend = (
       // LMDB fsyncs its file on commit, not the directory entries of the files it created.
       yield* Effect.try({ try: () => fsyncDir(layout.snapDir), catch: (e) => e }).pipe(Effect.ignore)
     }
-    const core = makeCore(env.root, env.dbs, layout.dbPath)
+    const stats: LmdbStats = { commits: 0, batches: 0, walSyncs: 0, replayed: 0 }
+
+    // Recovery: batches acknowledged from the WAL but not yet in LMDB when the last process ended.
+    const stored = env.walDb.get(APPLIED_KEY)
+    let applied = stored === undefined ? 0 : Number(Buffer.from(stored).readBigUInt64BE(0))
+    const wal = yield* Effect.try({
+      try: () => readWal(layout.walDir, applied),
+      catch: (e) => unreadable(e instanceof WalCorrupt ? "corrupt write-ahead log" : "cannot read the write-ahead log", e)
+    })
+    if (wal.records.length > 0) {
+      const last = wal.records[wal.records.length - 1]!.seq
+      yield* Effect.tryPromise({
+        try: () =>
+          env.root.batch(() => {
+            for (const r of wal.records) putOps(env.dbs, r.ops)
+            env.walDb.put(APPLIED_KEY, seqBytes(last))
+          }),
+        catch: (e) => unreadable("cannot replay the write-ahead log into LMDB", e)
+      })
+      stats.commits++
+      stats.replayed = wal.records.length
+      applied = last
+    }
+    // Everything in the old segments is in LMDB now; the log starts over in a new segment.
+    const writer = yield* Effect.try({
+      try: () => {
+        for (const seg of wal.segments) fs.rmSync(seg.path, { force: true })
+        return new WalWriter({
+          dir: layout.walDir,
+          segmentBytes: options.walSegmentBytes ?? DEFAULT_SEGMENT_BYTES,
+          io: options.walIo ?? nodeWalIo,
+          nextIndex: wal.segments.length === 0 ? 0 : wal.segments[wal.segments.length - 1]!.index + 1
+        })
+      },
+      catch: (e) => unreadable("cannot open the write-ahead log", e)
+    })
+    const core = makeCore({
+      root: env.root,
+      dbs: env.dbs,
+      walDb: env.walDb,
+      dbPath: layout.dbPath,
+      writer,
+      applied,
+      stats,
+      commitIntervalMs: options.commitIntervalMs ?? 100,
+      commitLimitOps: options.commitLimitOps ?? 10_000
+    })
     yield* Effect.addFinalizer(() => core.close)
-    return { backend: core.backend, stats: core.stats, env: env.root }
+    return { backend: core.backend, stats, env: env.root }
   })
 
-const makeCore = (
-  root: RootDatabase<Buffer, Uint8Array>,
-  dbs: Record<BucketName, Database<Buffer, Uint8Array>>,
-  dbPath: string
-) => {
-  const stats: LmdbStats = { commits: 0, batches: 0 }
+interface CoreOptions {
+  readonly root: RootDatabase<Buffer, Uint8Array>
+  readonly dbs: Dbs
+  readonly walDb: Database<Buffer, Uint8Array>
+  readonly dbPath: string
+  readonly writer: WalWriter
+  /** the applied mark after recovery: WAL seqs continue above it */
+  readonly applied: number
+  readonly stats: LmdbStats
+  readonly commitIntervalMs: number
+  readonly commitLimitOps: number
+}
+
+const makeCore = (options: CoreOptions) => {
+  const { root, dbs, walDb, dbPath, writer, stats } = options
   const overlay: Record<BucketName, SortedBucket<OverlayEntry>> = {
     key: new SortedBucket(),
     meta: new SortedBucket(),
     lease: new SortedBucket()
   }
   let seq = 0
-  let queue: Array<Batch> = []
-  let inFlight: Array<Batch> | undefined
-  let scheduled = false
+  /** last WAL seq handed out */
+  let walSeq = options.applied
+  /** last WAL seq that is durable (acknowledged) */
+  let durableSeq = options.applied
+  /** last WAL seq whose ops are in LMDB */
+  let appliedSeq = options.applied
+  /** staged, not yet handed to the WAL */
+  let staged: Array<Batch> = []
+  let walScheduled = false
+  /** the WAL group being written and synced */
+  let walGroup: Array<Batch> | undefined
+  /** WAL-durable, not yet in LMDB, in staging order */
+  let unapplied: Array<Batch> = []
+  let unappliedOps = 0
+  /** the LMDB transaction in flight */
+  let applying: Array<Batch> | undefined
+  let applyTimer: ReturnType<typeof setTimeout> | undefined
+  /** waiting until appliedSeq >= target (close, defragment) */
+  let applyWaiters: Array<{ readonly target: number; readonly resume: (error: BackendError | undefined) => void }> = []
+  /** called when neither a WAL group nor an LMDB transaction is in flight any more (close) */
+  let quietWaiters: Array<() => void> = []
   let failure: BackendError | undefined
   let closed = false
 
+  const checkQuiet = () => {
+    if (walGroup !== undefined || applying !== undefined || quietWaiters.length === 0) return
+    const ws = quietWaiters
+    quietWaiters = []
+    for (const w of ws) w()
+  }
+
   const settle = (b: Batch, error: BackendError | undefined) => {
+    if (b.state !== "pending") return
     b.state = error === undefined ? "done" : "failed"
     b.error = error
     const ws = b.waiters
@@ -146,80 +277,189 @@ const makeCore = (
     if (ws !== undefined) for (const w of ws) w(error)
   }
 
-  /** Drops the overlay entries these batches wrote, unless a later staged batch rewrote the key. */
-  const dropOverlay = (group: ReadonlyArray<Batch>, upTo: number) => {
-    for (const b of group) {
-      for (const op of b.ops) {
-        const o = overlay[op.bucket]
-        const e = o.get(op.key)
-        if (e !== undefined && e.seq <= upTo) o.delete(op.key)
-      }
-    }
-  }
-
-  const onCommitted = (group: Array<Batch>) => {
-    inFlight = undefined
-    dropOverlay(group, group[group.length - 1]!.seq)
-    for (const b of group) settle(b, undefined)
-    // Whatever was staged during that commit goes into the next transaction, now.
-    if (queue.length > 0) startCommit()
-  }
-
-  const onFailed = (group: Array<Batch>, cause: unknown) => {
-    inFlight = undefined
-    failure = new BackendError({
-      reason: "WriteFailed",
-      message: `backend: commit failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-      cause
-    })
-    const all = group.concat(queue)
-    queue = []
-    for (const name of BUCKETS) overlay[name].clear()
-    for (const b of all) settle(b, failure)
-  }
-
-  const startCommit = () => {
-    scheduled = false
-    if (inFlight !== undefined || queue.length === 0 || failure !== undefined) return
-    const group = queue
-    queue = []
-    inFlight = group
-    let ops = 0
-    for (const b of group) ops += b.ops.length
-    if (ops === 0) {
-      // Only flush markers: durable as soon as everything before them is.
-      onCommitted(group)
+  const stageInOverlay = (b: Batch) => {
+    if (b.ops.length < 64) {
+      for (const op of b.ops) overlay[op.bucket].set(op.key, { seq: b.seq, value: op.value })
       return
     }
+    // Long batches (compaction's deletes) are merged per bucket in one pass.
+    const per: Partial<Record<BucketName, Array<readonly [Uint8Array, OverlayEntry]>>> = {}
+    for (const op of b.ops) (per[op.bucket] ??= []).push([op.key, { seq: b.seq, value: op.value }])
+    for (const name of BUCKETS) {
+      const changes = per[name]
+      if (changes !== undefined) overlay[name].applyBatch(changes, false)
+    }
+  }
+
+  // ---- fail-stop -------------------------------------------------------------------------------
+
+  /**
+   * Every batch not yet acknowledged fails; the overlay is rebuilt from the acknowledged batches
+   * LMDB does not hold yet (durable in the WAL, replayed at the next open), so reads go on showing
+   * exactly what was acknowledged.
+   */
+  const fail = (error: BackendError, inFlight: ReadonlyArray<Batch>) => {
+    failure = error
+    if (applyTimer !== undefined) clearTimeout(applyTimer)
+    applyTimer = undefined
+    const doomed = inFlight.concat(staged)
+    staged = []
+    for (const name of BUCKETS) overlay[name].clear()
+    for (const b of applying ?? []) stageInOverlay(b)
+    for (const b of unapplied) stageInOverlay(b)
+    for (const b of doomed) settle(b, error)
+    const ws = applyWaiters
+    applyWaiters = []
+    for (const w of ws) w.resume(error)
+  }
+
+  // ---- WAL group commit ------------------------------------------------------------------------
+
+  const startWal = () => {
+    walScheduled = false
+    if (walGroup !== undefined || staged.length === 0 || failure !== undefined) return
+    const group = staged
+    staged = []
+    const records: Array<Buffer> = []
+    let bytes = 0
+    let first = 0
+    let last = 0
+    for (const b of group) {
+      if (b.record === undefined) continue
+      records.push(b.record)
+      bytes += b.record.length
+      if (first === 0) first = b.walSeq
+      last = b.walSeq
+    }
+    if (records.length === 0) {
+      // Only flush markers: durable as soon as everything before them is, which it is.
+      for (const b of group) settle(b, undefined)
+      return
+    }
+    walGroup = group
+    try {
+      writer.append(records, bytes, first, last, (err) => (err === undefined ? onWalDurable(group, last) : onWalFailed(group, err)))
+    } catch (e) {
+      onWalFailed(group, e)
+    }
+  }
+
+  const walDone = () => {
+    walGroup = undefined
+    checkQuiet()
+  }
+
+  const onWalDurable = (group: Array<Batch>, last: number) => {
+    walDone()
+    if (failure !== undefined) {
+      // Failed meanwhile (LMDB): these were never acknowledged, and stay so.
+      for (const b of group) settle(b, failure)
+      return
+    }
+    stats.walSyncs++
+    durableSeq = last
+    for (const b of group) {
+      if (b.record === undefined) continue
+      unapplied.push(b)
+      unappliedOps += b.ops.length
+    }
+    for (const b of group) settle(b, undefined)
+    // Whatever was staged during that sync goes into the next group, now.
+    if (staged.length > 0) startWal()
+    scheduleApply()
+  }
+
+  const onWalFailed = (group: Array<Batch>, cause: unknown) => {
+    walDone()
+    if (failure !== undefined) return
+    fail(new BackendError({ reason: "WriteFailed", message: `backend: WAL write failed: ${errorText(cause)}`, cause }), group)
+  }
+
+  const scheduleWal = () => {
+    if (!walScheduled && walGroup === undefined) {
+      walScheduled = true
+      // Let every writer of this macrotask stage first, so they share the fdatasync.
+      setImmediate(startWal)
+    }
+  }
+
+  // ---- LMDB apply ------------------------------------------------------------------------------
+
+  const scheduleApply = () => {
+    if (applying !== undefined || unapplied.length === 0 || failure !== undefined) return
+    if (unappliedOps >= options.commitLimitOps || applyWaiters.length > 0) return startApply()
+    if (applyTimer === undefined) {
+      applyTimer = setTimeout(startApply, options.commitIntervalMs)
+      // The WAL holds these batches: an idle process may exit, the next open replays them.
+      applyTimer.unref()
+    }
+  }
+
+  const startApply = () => {
+    if (applyTimer !== undefined) clearTimeout(applyTimer)
+    applyTimer = undefined
+    if (applying !== undefined || unapplied.length === 0 || failure !== undefined) return
+    const group = unapplied
+    unapplied = []
+    unappliedOps = 0
+    applying = group
+    const mark = group[group.length - 1]!.walSeq
     stats.commits++
     let done: Promise<boolean>
     try {
       done = root.batch(() => {
-        for (const b of group) {
-          for (const op of b.ops) {
-            const db = dbs[op.bucket]
-            if (op.value === undefined) db.remove(op.key)
-            else db.put(op.key, op.value as Buffer)
-          }
-        }
+        for (const b of group) putOps(dbs, b.ops)
+        walDb.put(APPLIED_KEY, seqBytes(mark))
       })
     } catch (e) {
-      onFailed(group, e)
+      onApplyFailed(group, e)
       return
     }
     done.then(
-      () => onCommitted(group),
-      (e: unknown) => onFailed(group, e)
+      () => onApplied(group, mark),
+      (e: unknown) => onApplyFailed(group, e)
     )
   }
 
-  const schedule = () => {
-    if (!scheduled && inFlight === undefined) {
-      scheduled = true
-      // Let every writer of this macrotask stage first, so they share the transaction.
-      setImmediate(startCommit)
+  const onApplied = (group: Array<Batch>, mark: number) => {
+    applying = undefined
+    checkQuiet()
+    appliedSeq = mark
+    // lmdb-js has reset its read transaction before resolving: LMDB reads already show the group.
+    const upTo = group[group.length - 1]!.seq
+    for (const name of BUCKETS) if (overlay[name].size > 0) overlay[name].retain((e) => e.seq > upTo)
+    writer.release(mark)
+    if (applyWaiters.length > 0) {
+      const keep: typeof applyWaiters = []
+      const ready: typeof applyWaiters = []
+      for (const w of applyWaiters) (w.target <= mark ? ready : keep).push(w)
+      applyWaiters = keep
+      for (const w of ready) w.resume(undefined)
     }
+    scheduleApply()
   }
+
+  const onApplyFailed = (group: Array<Batch>, cause: unknown) => {
+    applying = undefined
+    checkQuiet()
+    // Acknowledged batches: back in the queue so the overlay rebuilt by fail keeps them.
+    unapplied = group.concat(unapplied)
+    if (failure !== undefined) return
+    fail(new BackendError({ reason: "WriteFailed", message: `backend: commit failed: ${errorText(cause)}`, cause }), walGroup ?? [])
+  }
+
+  /** Waits until every batch acknowledged so far is in LMDB, applying at once instead of at the next tick. */
+  const awaitApplied: Effect.Effect<void, BackendError> = Effect.suspend(() => {
+    if (failure !== undefined) return Effect.fail(failure)
+    const target = durableSeq
+    if (appliedSeq >= target) return Effect.void
+    return Effect.async<void, BackendError>((resume) => {
+      applyWaiters.push({ target, resume: (error) => resume(error === undefined ? Effect.void : Effect.fail(error)) })
+      scheduleApply()
+    })
+  })
+
+  // ---- staging -----------------------------------------------------------------------------------
 
   const awaitBatch = (b: Batch): Effect.Effect<void, BackendError> =>
     Effect.suspend(() => {
@@ -247,19 +487,19 @@ const makeCore = (
 
   const enqueue = (ops: ReadonlyArray<WriteOp>): Batch => {
     const s = ++seq
-    // Copies: LMDB reads value bytes by pointer when it commits, and the overlay serves reads until then.
-    const copied: Array<WriteOp> = new Array(ops.length)
-    for (let i = 0; i < ops.length; i++) {
-      const op = ops[i]!
-      const key = Buffer.from(op.key)
-      const value = op.value === undefined ? undefined : Buffer.from(op.value)
-      copied[i] = { bucket: op.bucket, key, value }
-      overlay[op.bucket].set(key, { seq: s, value })
+    let b: Batch
+    if (ops.length === 0) {
+      b = { seq: s, walSeq: 0, ops, record: undefined, state: "pending", error: undefined, waiters: undefined }
+    } else {
+      // The one copy: the WAL record; the overlay and the LMDB transaction use views into it.
+      const ws = ++walSeq
+      const encoded = encodeRecord(ws, ops)
+      b = { seq: s, walSeq: ws, ops: encoded.ops, record: encoded.record, state: "pending", error: undefined, waiters: undefined }
+      stageInOverlay(b)
+      stats.batches++
     }
-    const b: Batch = { seq: s, ops: copied, state: "pending", error: undefined, waiters: undefined }
-    if (ops.length > 0) stats.batches++
-    queue.push(b)
-    schedule()
+    staged.push(b)
+    scheduleWal()
     return b
   }
 
@@ -394,15 +634,40 @@ const makeCore = (
       })
     }),
     // LMDB reuses freed pages itself and cannot shrink its file in place; defragment waits for
-    // pending writes so that sizes read afterwards are settled (see docs/decisions.md).
-    defragment: Effect.suspend(() => flush)
+    // pending writes, in LMDB too, so that sizes read afterwards are settled (see docs/decisions.md).
+    defragment: Effect.zipRight(flush, awaitApplied)
   }
 
-  /** Refuses further writes at once, then waits for what is pending (a failure is already reported to its writers). */
+  /** Resolves once no WAL group and no LMDB transaction is in flight. */
+  const quiet: Effect.Effect<void> = Effect.suspend(() =>
+    walGroup === undefined && applying === undefined
+      ? Effect.void
+      : Effect.zipRight(Effect.async<void>((resume) => void quietWaiters.push(() => resume(Effect.void))), quiet)
+  )
+
+  /**
+   * Refuses further writes at once, waits until what is staged is in the WAL and everything in the
+   * WAL is in LMDB, then closes the log (deleting it when LMDB holds it all). After a failure the
+   * log is kept as it is: the next open replays it.
+   */
   const close: Effect.Effect<void> = Effect.suspend(() => {
     if (closed) return Effect.void
     closed = true
-    return failure !== undefined ? Effect.void : Effect.ignore(awaitBatch(enqueue([])))
+    return Effect.gen(function*() {
+      if (failure === undefined) {
+        yield* Effect.ignore(awaitBatch(enqueue([])))
+        yield* Effect.ignore(awaitApplied)
+      }
+      // Nothing may still be writing to a file we close.
+      yield* quiet
+      if (applyTimer !== undefined) clearTimeout(applyTimer)
+      applyTimer = undefined
+      try {
+        writer.close(failure === undefined ? appliedSeq : undefined)
+      } catch {
+        // the files are closed or gone either way; nothing to report to at scope close
+      }
+    })
   })
 
   return { backend, stats, close }

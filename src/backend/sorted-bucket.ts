@@ -152,6 +152,21 @@ export class SortedBucket<V> {
     this.vals = nv
   }
 
+  /** Keeps only the entries `keep` accepts, in one pass (the LMDB overlay drops what a transaction made durable). */
+  retain(keep: (value: V) => boolean): void {
+    const nk: Array<Uint8Array> = []
+    const nv: Array<V> = []
+    for (let i = 0; i < this.keys.length; i++) {
+      const v = this.vals[i]!
+      if (keep(v)) {
+        nk.push(this.keys[i]!)
+        nv.push(v)
+      } else if (this.sizeOf !== undefined) this.bytes -= this.sizeOf(this.keys[i]!, v)
+    }
+    this.keys = nk
+    this.vals = nv
+  }
+
   /** Calls `f` on entries with start <= key < end (end undefined: to the end) in order until it returns false. */
   forEachInRange(start: Uint8Array, end: Uint8Array | undefined, f: (k: Uint8Array, v: V) => boolean): void {
     const keys = this.keys

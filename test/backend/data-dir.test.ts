@@ -64,6 +64,7 @@ describe("data dir", () => {
       expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
       expect(fs.readFileSync(path.join(dir, "member", MARKER_FILE), "utf8")).toBe(MARKER_CONTENT)
       expect(fs.statSync(path.join(dir, "member", "snap")).isDirectory()).toBe(true)
+      expect(fs.statSync(path.join(dir, "member", "wal")).isDirectory()).toBe(true)
       const again = yield* Effect.scoped(openDataDir(dir))
       expect(again.fresh).toBe(false)
       expect(again.dbPath).toBe(path.join(dir, "member", "snap", "db"))
@@ -111,6 +112,29 @@ describe("data dir", () => {
       expect(e4?.reason).toBe("NotADataDir")
       expect(e4?.message).toContain("unsupported layout")
       for (const e of [e1, e2, e3, e4]) expect(e?.message).not.toContain("\n")
+    }))
+
+  it.live("a layout-1 dir (before the WAL) is upgraded in place: marker rewritten, member/wal created, data kept", () =>
+    Effect.gen(function*() {
+      const dir = freshPath()
+      yield* Effect.scoped(
+        Effect.gen(function*() {
+          const { backend } = yield* makeLmdbBackend({ dataDir: dir })
+          yield* backend.write([{ bucket: "key", key: Buffer.from("k"), value: Buffer.from("v") }])
+        })
+      )
+      // What a layout-1 build left: no wal dir, the old marker.
+      fs.rmSync(path.join(dir, "member", "wal"), { recursive: true })
+      fs.writeFileSync(path.join(dir, "member", MARKER_FILE), "etcd-effect data dir, layout 1\n")
+      const layout = yield* Effect.scoped(openDataDir(dir))
+      expect(layout.fresh).toBe(false)
+      expect(fs.readFileSync(path.join(dir, "member", MARKER_FILE), "utf8")).toBe(MARKER_CONTENT)
+      expect(MARKER_CONTENT).toBe("etcd-effect data dir, layout 2\n")
+      expect(fs.statSync(layout.walDir).isDirectory()).toBe(true)
+      const value = yield* Effect.scoped(
+        Effect.map(makeLmdbBackend({ dataDir: dir }), ({ backend }) => Buffer.from(backend.get("key", Buffer.from("k"))!).toString())
+      )
+      expect(value).toBe("v")
     }))
 
   it.live("an unreadable dir fails with Unreadable", () =>
