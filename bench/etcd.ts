@@ -25,11 +25,26 @@ export const freePort = () =>
 export interface EtcdProcess {
   /** host:port of the client URL */
   readonly endpoint: string
+  /** the etcd process's pid (for /proc/<pid>/status) */
+  readonly pid: number
+  /** its data directory (removed by stop) */
+  readonly dataDir: string
   readonly stop: () => Promise<void>
 }
 
+export interface StartEtcdOptions {
+  /** more flags after ours (a later flag wins) */
+  readonly extraArgs?: ReadonlyArray<string>
+  /** the process's environment (default: ours) — e.g. without ETCD_* variables that etcd would read */
+  readonly env?: NodeJS.ProcessEnv
+  /** how long to wait for the first answer (default 15 s) */
+  readonly readyTimeoutMs?: number
+  /** called right after the spawn, before the wait: lets a caller kill it if it is interrupted meanwhile */
+  readonly onSpawn?: (pid: number, dataDir: string) => void
+}
+
 /** Starts etcd with its data dir under `dataRoot` and waits until it answers a Range. */
-export const startEtcd = async (dataRoot: string, prefix: string): Promise<EtcdProcess> => {
+export const startEtcd = async (dataRoot: string, prefix: string, options: StartEtcdOptions = {}): Promise<EtcdProcess> => {
   const dataDir = fs.mkdtempSync(path.join(dataRoot, prefix))
   const [client, peer] = [await freePort(), await freePort()]
   const proc = spawn(
@@ -42,12 +57,17 @@ export const startEtcd = async (dataRoot: string, prefix: string): Promise<EtcdP
       "--listen-peer-urls", `http://127.0.0.1:${peer}`,
       "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
       "--initial-cluster", `bench=http://127.0.0.1:${peer}`,
-      "--log-level", "error"
+      "--log-level", "error",
+      ...(options.extraArgs ?? [])
     ],
-    { stdio: "ignore" }
+    { stdio: "ignore", env: options.env ?? process.env }
   )
+  // e.g. ENOENT: reported by the readiness loop below instead of crashing the benchmark
+  let spawnError: Error | undefined
+  proc.once("error", (e) => (spawnError = e))
+  if (proc.pid !== undefined) options.onSpawn?.(proc.pid, dataDir)
   const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) {
+    if (proc.exitCode === null && proc.signalCode === null && proc.pid !== undefined && spawnError === undefined) {
       proc.kill("SIGKILL")
       await new Promise((r) => proc.once("exit", r))
     }
@@ -56,12 +76,16 @@ export const startEtcd = async (dataRoot: string, prefix: string): Promise<EtcdP
   const endpoint = `127.0.0.1:${client}`
   const probe = new Etcd3({ hosts: `http://${endpoint}` })
   try {
-    const ready = Date.now() + 15_000
+    const ready = Date.now() + (options.readyTimeoutMs ?? 15_000)
     for (;;) {
       try {
         await probe.kv.range({ key: Buffer.from("health") })
         break
       } catch (e) {
+        if (spawnError !== undefined) throw spawnError
+        if (proc.exitCode !== null || proc.signalCode !== null) {
+          throw new Error(`etcd exited during start-up (${proc.exitCode ?? proc.signalCode})`)
+        }
         if (Date.now() > ready) throw e
         await sleep(100)
       }
@@ -72,5 +96,5 @@ export const startEtcd = async (dataRoot: string, prefix: string): Promise<EtcdP
   } finally {
     probe.close()
   }
-  return { endpoint, stop }
+  return { endpoint, pid: proc.pid ?? -1, dataDir, stop }
 }

@@ -11,6 +11,7 @@
  */
 export { EtcdError, Errors, GrpcCode } from "./errors.js"
 export * as Backend from "./backend/index.js"
+export * as Bench from "./bench/index.js"
 export * as Client from "./client/index.js"
 export * as Lease from "./lease/index.js"
 export * as Mvcc from "./mvcc/index.js"

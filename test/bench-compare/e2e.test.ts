@@ -1,0 +1,100 @@
+/**
+ * bench:compare against real servers: both servers start, answer, report their RSS and leave
+ * nothing behind when stopped; the compiled script runs a --quick comparison end to end with
+ * numbers for both systems and no errors; Ctrl-C (SIGINT) mid-run leaves no process or temp dir.
+ * Skipped without etcd unless REQUIRE_ETCD=1.
+ */
+import { spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { probeRange, readRss, startEtcdServer, startOurs } from "../../bench/compare-servers.js"
+import { skipEtcd } from "../support/etcd.js"
+import { COMPARE_JS, ensureBuilt } from "./build.js"
+
+/** Processes whose command line mentions `needle` (our children carry their data dir in theirs). */
+const processesMentioning = (needle: string): Array<number> =>
+  fs.readdirSync("/proc").flatMap((p) => {
+    if (!/^\d+$/.test(p)) return []
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, "utf8").includes(needle) ? [Number(p)] : []
+    } catch {
+      return []
+    }
+  })
+
+const runCompare = (args: ReadonlyArray<string>) => {
+  const child = spawn(process.execPath, ["--expose-gc", COMPARE_JS, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+  const out = { stdout: "", stderr: "" }
+  child.stdout.on("data", (c: Buffer) => (out.stdout += c.toString()))
+  child.stderr.on("data", (c: Buffer) => (out.stderr += c.toString()))
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.once("exit", (code) => resolve({ code, ...out }))
+  )
+  return { child, out, done }
+}
+
+describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
+  let root: string
+  beforeAll(() => {
+    ensureBuilt()
+    root = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-compare-test-"))
+  }, 120_000)
+  afterAll(() => {
+    if (root !== undefined) fs.rmSync(root, { recursive: true, force: true })
+  })
+
+  it.each(["etcd-effect", "etcd"] as const)("%s starts, answers a Range, has an RSS, and stop leaves nothing", async (system) => {
+    const server = system === "etcd" ? await startEtcdServer(root) : await startOurs({ root })
+    try {
+      expect(server.system).toBe(system)
+      expect(await probeRange(server.endpoint)).toBe(true)
+      expect(readRss(server.pid)).toBeGreaterThan(5 * 1024 * 1024)
+      expect(server.exited()).toBeUndefined()
+    } finally {
+      await server.stop()
+    }
+    expect(server.exited()).toBeDefined()
+    expect(fs.readdirSync(root)).toEqual([])
+    expect(await probeRange(server.endpoint, 300)).toBe(false)
+  }, 60_000)
+
+  it("--quick --rounds 1 --only put,watch: both systems' numbers, no errors", async () => {
+    const { code, stdout, stderr } = await runCompare(["--quick", "--rounds", "1", "--only", "put,watch", "--no-write"]).done
+    expect(code, stderr).toBe(0)
+    expect(stdout, stderr).not.toContain("errors:")
+    expect(stderr).not.toContain("ERROR")
+    for (const id of ["watch", "put"]) {
+      const line = stdout.split("\n").find((l) => l.startsWith(`${id} `))
+      expect(line, stdout).toBeDefined()
+      // etcd median, ours median, ratio: three numbers where a missing one prints "–"
+      const cells = line!.split(/\s{2,}/)
+      const [etcd, ours, ratio] = cells.slice(3, 6)
+      for (const cell of [etcd, ours, ratio]) expect(cell, line).toMatch(/^[\d,.]+$/)
+      expect(Number(ratio)).toBeGreaterThan(0)
+    }
+    const dir = /data under (\S+)/.exec(stderr)![1]!
+    expect(fs.existsSync(dir)).toBe(false)
+  }, 90_000)
+
+  it("SIGINT mid-run stops the servers and removes the temp dir", async () => {
+    const run = runCompare(["--quick", "--rounds", "1", "--only", "watch-idle", "--no-write"])
+    let dir = ""
+    let sent = false
+    const deadline = Date.now() + 30_000
+    while (!sent && Date.now() < deadline && run.child.exitCode === null) {
+      dir = /data under (\S+)/.exec(run.out.stderr)?.[1] ?? ""
+      // the first measurement has started: a server is up (or starting) under the temp dir
+      if (dir !== "" && processesMentioning(dir).length > 0) {
+        run.child.kill("SIGINT")
+        sent = true
+      } else await new Promise((r) => setTimeout(r, 50))
+    }
+    const { code, stderr } = await run.done
+    expect(sent, stderr).toBe(true)
+    expect(code, stderr).toBe(130)
+    expect(fs.existsSync(dir)).toBe(false)
+    expect(processesMentioning(dir)).toEqual([])
+  }, 60_000)
+})

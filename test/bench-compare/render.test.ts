@@ -1,0 +1,214 @@
+/**
+ * bench:compare's outputs: the text table, the marked section of docs/benchmarks.md (rewritten in
+ * place, idempotent, the rest of the file kept) and the SVG chart (well-formed XML, one bar per
+ * scenario with a result, colours by target).
+ */
+import * as fs from "node:fs"
+import { describe, expect, it } from "vitest"
+import {
+  BEGIN_MARKER,
+  chartBars,
+  END_MARKER,
+  escapeXml,
+  logTicks,
+  renderSection,
+  renderSvg,
+  renderText,
+  rewriteSection,
+  type RunInfo,
+  type ScenarioOutcome
+} from "../../bench/compare-render.js"
+import { scenarios } from "../../bench/compare-scenarios.js"
+import { type Sample, summarize } from "../../bench/compare-stats.js"
+
+const spec = (id: string) => scenarios.find((s) => s.id === id)!
+
+const outcome = (id: string, etcd: Array<number | undefined>, ours: Array<number | undefined>): ScenarioOutcome => {
+  const samples = (vs: Array<number | undefined>): Array<Sample> =>
+    vs.map((v, i) => (v === undefined ? { round: i + 1, error: "connection refused <&>" } : { round: i + 1, value: v }))
+  const s = spec(id)
+  const e = samples(etcd)
+  const o = samples(ours)
+  return { spec: s, params: s.describe(s.options), samples: { etcd: e, "etcd-effect": o }, summary: summarize(s, e, o) }
+}
+
+const outcomes: Array<ScenarioOutcome> = [
+  outcome("watch", [4e6, 4.2e6, 3.9e6], [5e6, 5.1e6, 4.8e6]), // met
+  outcome("watch-latency", [5, 5.5, 6], [7, 8, 9]), // missed (lower is better)
+  outcome("watch-catchup", [770_000, 760_000, 780_000], [800_000, 900_000, undefined]), // missed (< 2)
+  outcome("range", [10_000, 11_000, 12_000], [20_000, 21_000, 22_000]), // informational
+  outcome("put", [undefined, undefined, undefined], [4000, 4100, 4200]) // no ratio
+]
+
+const info: RunInfo = {
+  date: new Date("2026-11-23T10:00:00.123Z"),
+  cpu: "Intel(R) Xeon(R) Processor @ 2.50GHz",
+  cores: 2,
+  node: "v20.20.2",
+  etcdVersion: "3.4.23 (go1.19.8)",
+  loadBefore: [0.5, 0.7, 1],
+  loadAfter: [1.9, 1.2, 1.1],
+  command: "npm run bench:compare",
+  rounds: 3,
+  quick: false,
+  elapsedS: 412.4
+}
+
+/**
+ * A small well-formedness check: XML declaration, tags balanced and properly nested, attributes
+ * quoted, no raw "<" or "&" outside tags and entities. Returns the element names in document order.
+ */
+const checkXml = (xml: string): Array<string> => {
+  expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true)
+  const body = xml.replace(/^<\?xml[^?]*\?>/, "")
+  const stack: Array<string> = []
+  const elements: Array<string> = []
+  const token = /<(\/?)([A-Za-z][\w:.-]*)((?:\s+[\w:.-]+="[^"<]*")*)\s*(\/?)>|<!--[\s\S]*?-->/y
+  let i = 0
+  while (i < body.length) {
+    const lt = body.indexOf("<", i)
+    const text = body.slice(i, lt < 0 ? body.length : lt)
+    expect(text, `stray "&" in ${JSON.stringify(text)}`).not.toMatch(/&(?!(amp|lt|gt|quot|apos|#\d+);)/)
+    if (lt < 0) break
+    token.lastIndex = lt
+    const m = token.exec(body)
+    expect(m, `malformed tag at ${JSON.stringify(body.slice(lt, lt + 60))}`).not.toBeNull()
+    const [all, close, name, attrs, selfClose] = m!
+    if (name !== undefined) {
+      for (const a of (attrs ?? "").matchAll(/([\w:.-]+)="([^"]*)"/g)) {
+        expect(a[2], `attribute ${a[1]}`).not.toMatch(/&(?!(amp|lt|gt|quot|apos|#\d+);)/)
+      }
+      if (close === "/") expect(stack.pop(), `</${name}> closes the wrong element`).toBe(name)
+      else {
+        elements.push(name)
+        if (selfClose !== "/") stack.push(name)
+      }
+    }
+    i = lt + all.length
+  }
+  expect(stack).toEqual([])
+  expect(elements[0]).toBe("svg")
+  expect(elements.filter((e) => e === "svg")).toHaveLength(1)
+  return elements
+}
+
+describe("text table", () => {
+  it("one line per scenario with both medians, the ratio, target and verdict; errors listed", () => {
+    const text = renderText(outcomes)
+    const lines = text.split("\n")
+    const watch = lines.find((l) => l.startsWith("watch "))!
+    expect(watch).toContain("4,000,000")
+    expect(watch).toContain("5,000,000")
+    expect(watch).toContain("1.25")
+    expect(watch).toContain("≥ 1")
+    expect(watch).toContain("✓")
+    expect(watch).toContain("4.00M, 4.20M, 3.90M")
+    expect(lines.find((l) => l.startsWith("watch-latency "))).toContain("✗")
+    expect(lines.find((l) => l.startsWith("range "))).toContain("none (informational)")
+    expect(text).toContain("errors:")
+    expect(text).toContain("put, etcd, round 2: connection refused")
+    // columns line up: every table row as long as its header's columns allow
+    const header = lines[0]!
+    expect(header.indexOf("etcd 3.4.23 (median)")).toBeGreaterThan(0)
+  })
+})
+
+describe("docs/benchmarks.md section", () => {
+  const section = renderSection(info, outcomes, "bench-compare.svg")
+
+  it("holds the date, machine, load, command, table, chart and failures between the markers", () => {
+    expect(section.startsWith(BEGIN_MARKER)).toBe(true)
+    expect(section.endsWith(END_MARKER)).toBe(true)
+    expect(section).toContain("2026-11-23T10:00:00Z")
+    expect(section).toContain("Intel(R) Xeon(R) Processor @ 2.50GHz, 2 cores, Node v20.20.2, etcd 3.4.23")
+    expect(section).toContain("0.50 / 0.70 / 1.00 before, 1.90 / 1.20 / 1.10 after")
+    expect(section).toContain("```\nnpm run bench:compare\n```")
+    expect(section).toContain("![ratio etcd-effect / etcd per scenario, log scale](bench-compare.svg)")
+    expect(section).toContain("Targets met: **1 of 4**")
+    expect(section).toContain("fsync")
+    expect(section.match(/^\| watch \|/gm)).toHaveLength(1)
+    expect(section).toContain("- put, etcd, round 1: connection refused <&>")
+  })
+
+  it("goes in before the first ## section when absent, keeping the rest of the file byte for byte", () => {
+    const doc = "# Benchmarks\n\nIntro line.\n\n## mvcc\n\nold | table\n\n## watch\n\ntext\n"
+    const once = rewriteSection(doc, section)
+    expect(once.startsWith("# Benchmarks\n\nIntro line.\n\n" + BEGIN_MARKER)).toBe(true)
+    expect(once.endsWith(END_MARKER + "\n\n## mvcc\n\nold | table\n\n## watch\n\ntext\n")).toBe(true)
+  })
+
+  it("replaces only the marked section, idempotently", () => {
+    const doc = "# B\n\n## x\n"
+    const first = rewriteSection(doc, section)
+    expect(rewriteSection(first, section)).toBe(first)
+    const other = renderSection({ ...info, date: new Date("2027-01-01T00:00:00Z") }, outcomes.slice(0, 1), "c.svg")
+    const second = rewriteSection(first, other)
+    expect(second).toBe(first.replace(section, other))
+    expect(second).not.toContain("2026-11-23")
+    expect(second.match(new RegExp(BEGIN_MARKER, "g"))).toHaveLength(1)
+    expect(rewriteSection(second, section)).toBe(first)
+  })
+
+  it("works on the real docs/benchmarks.md without touching what is outside the markers", () => {
+    const doc = fs.readFileSync("docs/benchmarks.md", "utf8")
+    const out = rewriteSection(doc, section)
+    const begin = out.indexOf(BEGIN_MARKER)
+    const end = out.indexOf(END_MARKER) + END_MARKER.length
+    const outside = out.slice(0, begin) + out.slice(end)
+    const docBegin = doc.indexOf(BEGIN_MARKER)
+    const docOutside =
+      docBegin < 0 ? doc : doc.slice(0, docBegin) + doc.slice(doc.indexOf(END_MARKER) + END_MARKER.length)
+    expect(outside.replace(/\n+/g, "\n")).toBe(docOutside.replace(/\n+/g, "\n"))
+    expect(rewriteSection(out, section)).toBe(out)
+  })
+})
+
+describe("SVG chart", () => {
+  const svg = renderSvg(chartBars(outcomes), "title <with> & specials", "subtitle 'quoted'")
+
+  it("is well-formed XML", () => {
+    const elements = checkXml(svg)
+    expect(elements).toContain("rect")
+    expect(elements).toContain("text")
+    expect(svg).toContain("title &lt;with&gt; &amp; specials")
+  })
+
+  it("has one row per scenario and one bar per scenario with a ratio", () => {
+    expect(svg.match(/<g class="bar-row">/g)).toHaveLength(outcomes.length)
+    expect(svg.match(/<rect class="bar"/g)).toHaveLength(outcomes.filter((o) => o.summary.ratio !== undefined).length)
+    expect(svg).toContain("no result")
+  })
+
+  it("colours bars green when met, red when missed, grey without target; a target mark per targeted bar", () => {
+    const fills = [...svg.matchAll(/<rect class="bar"[^>]*fill="(#[0-9a-f]{6})"/g)].map((m) => m[1])
+    expect(fills).toEqual(["#2e7d32", "#c62828", "#c62828", "#607d8b"])
+    expect(svg.match(/<line class="target"/g)).toHaveLength(outcomes.filter((o) => o.spec.target !== undefined).length)
+  })
+
+  it("bars grow from parity: a ratio above 1 starts at x(1), one below ends there", () => {
+    const bars = [...svg.matchAll(/<rect class="bar" x="([\d.]+)" y="[\d.]+" width="([\d.]+)"/g)].map((m) => [
+      Number(m[1]),
+      Number(m[2])
+    ])
+    const parity = Number(/<line x1="([\d.]+)"[^>]*stroke-dasharray/.exec(svg)![1])
+    expect(bars[0]![0]).toBeCloseTo(parity, 0) // watch 1.25: starts at parity
+    expect(bars[1]![0]! + bars[1]![1]!).toBeGreaterThan(parity) // latency 1.45
+    expect(Math.abs(bars[3]![0]! - parity)).toBeLessThan(0.2) // range 1.83
+  })
+
+  it("log ticks and escaping", () => {
+    expect(logTicks(0.1, 10)).toEqual([0.1, 0.2, 0.5, 1, 2, 5, 10])
+    expect(escapeXml(`a<b>&"c'`)).toBe("a&lt;b&gt;&amp;&quot;c&apos;")
+    // empty and extreme inputs still render valid XML
+    checkXml(renderSvg([], "t", "s"))
+    checkXml(renderSvg([{ label: "x", sublabel: "y", ratio: 1e-4, tooltip: "z" }, { label: "x", sublabel: "y", ratio: 5e3, tooltip: "z" }], "t", "s"))
+  })
+})
+
+describe("load warning", () => {
+  it("appears when the 1-minute load average exceeded the cores, before or after", () => {
+    expect(renderSection(info, outcomes, "c.svg")).not.toContain("Load average above")
+    const busy = renderSection({ ...info, loadAfter: [3.5, 2, 1] }, outcomes, "c.svg")
+    expect(busy).toContain("**Load average above the 2 cores (up to 3.5)")
+  })
+})
