@@ -5,7 +5,7 @@
  * buffer and one HTTP/2 stream write — a DATA frame — per message. A watch fan-out sends
  * thousands of ~100-byte responses per revision, so that per-message cost is most of the work on
  * both ends. grpc-go coalesces a stream's writes into few DATA frames; we do the same by writing a
- * whole FrameWriter batch to the call's HTTP/2 stream in one `write`.
+ * whole FrameWriter batch to the call's HTTP/2 stream in a few large writes (one per 64 KiB chunk).
  *
  * That stream is grpc-js' internal (`call.call.stream`, pinned grpc-js 1.14). When it is not where
  * we expect it (another grpc-js), `frameSink` falls back to `call.write` per message, with the
@@ -52,14 +52,16 @@ export const frameSink = <Req, Res>(
     return {
       mode: "raw",
       write: (frames) => {
-        const bytes = frames.take()
-        if (call.cancelled || stream.destroyed || bytes.length === 0) return false
+        const chunks = frames.take()
+        if (call.cancelled || stream.destroyed || chunks.length === 0) return false
         if (!headersSent) {
           // grpc-js sends headers once (it keeps a flag), before our first DATA frame
           call.sendMetadata(new grpc.Metadata())
           headersSent = true
         }
-        return !stream.write(bytes)
+        let full = false
+        for (let i = 0; i < chunks.length; i++) full = !stream.write(chunks[i]!)
+        return full
       },
       drain: Effect.suspend(() => (stream.writableNeedDrain ? awaitDrain(stream) : Effect.void))
     }

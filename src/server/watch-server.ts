@@ -378,7 +378,7 @@ export const serverWatchStream = (
               break
           }
         }
-        // the whole batch in one write; wait for 'drain' once when the stream's buffer is full
+        // the whole batch in a few large writes; wait for 'drain' once when the stream's buffer is full
         if (out.count > 0 && sink.write(out)) yield* sink.drain
         if (channelDone) {
           // the watch stream was closed under us: the server is stopping

@@ -4,8 +4,8 @@
  * The fan-out hot path: one put to a key watched 10,000 times becomes 10,000 responses that differ
  * only in watch_id. So the parts are encoded once and copied: the header field once per revision,
  * an events array once (responses of one revision share the store's array), and each response is
- * `[0][len:u32be] header watch_id events` appended to one growing buffer — a whole send batch
- * becomes ONE write to the HTTP/2 stream (grpc-go coalesces its writes the same way). Rare shapes
+ * `[0][len:u32be] header watch_id events` appended to 64 KiB chunks — a whole send batch becomes
+ * a few large writes to the HTTP/2 stream (grpc-go coalesces its writes the same way). Rare shapes
  * (control responses, fragments) go through the proto-loader serializer into the same buffer.
  */
 import { isCreate, type Event, type KeyValue } from "../mvcc/key-value.js"
@@ -134,54 +134,62 @@ const sameEvents = (a: ReadonlyArray<Event>, b: ReadonlyArray<Event> | undefined
 /** The previous KeyValue of an event (prev_kv), looked up at send time. */
 export type PrevKvLookup = (key: Uint8Array, rev: number) => KeyValue | undefined
 
+/** Frames are appended to chunks of this size (a larger frame gets a chunk of its own). */
+const CHUNK_BYTES = 64 * 1024
+
 /**
- * A growing buffer of gRPC frames. `take()` hands the bytes over (for one stream write) and
- * starts a fresh buffer, since the HTTP/2 stream keeps a reference until it is flushed.
+ * gRPC frames appended to a list of chunks. A chunk is never regrown (growing one buffer copied
+ * every byte again at each doubling: a tenth of the fan-out's CPU), and a frame never spans two
+ * chunks. `take()` hands the chunks over (for the HTTP/2 stream, which keeps them until flushed)
+ * and starts over with nothing held: an idle stream keeps no buffer.
  */
 export class FrameWriter {
-  /** none while idle: a stream holds no buffer between batches (10k idle streams cost nothing here) */
+  private readonly full: Array<Buffer> = []
   private buf: Buffer | undefined
   private len = 0
-  /** the size the next buffer starts at: the last batch's size, so a busy stream rarely regrows */
-  private hint: number
   /** frames written since the last take */
   count = 0
-  /** start offsets of those frames (for writers that need them one by one) */
-  private readonly starts: Array<number> = []
+  /** per frame: index of its chunk in `full` (once filled) and its offset there */
+  private readonly frameChunk: Array<number> = []
+  private readonly frameStart: Array<number> = []
 
-  constructor(initial = 4 * 1024) {
-    this.hint = initial
-  }
+  constructor(private readonly chunkBytes = CHUNK_BYTES) {}
 
+  /** Room for `n` contiguous bytes; returns the chunk to write them at offset `this.len`. */
   private reserve(n: number): Buffer {
     const b = this.buf
     if (b !== undefined && this.len + n <= b.length) return b
-    let size = Math.max(this.hint, b === undefined ? 0 : b.length * 2)
-    while (size < this.len + n) size *= 2
-    const next = Buffer.allocUnsafe(size)
-    if (b !== undefined) b.copy(next, 0, 0, this.len)
+    if (b !== undefined) this.full.push(b.subarray(0, this.len))
+    const next = Buffer.allocUnsafe(Math.max(this.chunkBytes, n))
     this.buf = next
+    this.len = 0
     return next
   }
 
-  private reset(): void {
-    this.hint = Math.min(Math.max(this.len, 1024), 4 << 20)
+  private mark(): void {
+    this.frameChunk.push(this.full.length)
+    this.frameStart.push(this.len)
+    this.count++
+  }
+
+  private finish(): Array<Buffer> {
+    const out = this.full.splice(0)
+    if (this.buf !== undefined && this.len > 0) out.push(this.buf.subarray(0, this.len))
     this.buf = undefined
     this.len = 0
     this.count = 0
-    this.starts.length = 0
+    return out
   }
 
   /** Appends one message given as encoded bytes. */
   message(payload: Uint8Array): void {
     const b = this.reserve(FRAME_PREFIX_BYTES + payload.length)
     const p = this.len
-    this.starts.push(p)
+    this.mark()
     b[p] = 0
     b.writeUInt32BE(payload.length, p + 1)
     b.set(payload, p + FRAME_PREFIX_BYTES)
     this.len = p + FRAME_PREFIX_BYTES + payload.length
-    this.count++
   }
 
   /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
@@ -189,8 +197,8 @@ export class FrameWriter {
     const idLen = watchId === 0 ? 0 : watchId > 0 ? 1 + varintSizeNum(watchId) : 11
     const n = head.length + idLen + (tail?.length ?? 0)
     const b = this.reserve(FRAME_PREFIX_BYTES + n)
+    this.mark()
     let p = this.len
-    this.starts.push(p)
     b[p] = 0
     b.writeUInt32BE(n, p + 1)
     p += FRAME_PREFIX_BYTES
@@ -209,30 +217,33 @@ export class FrameWriter {
       p += tail.length
     }
     this.len = p
-    this.count++
   }
 
+  /** bytes written since the last take */
   get byteLength(): number {
-    return this.len
+    let n = this.len
+    for (const c of this.full) n += c.length
+    return n
   }
 
-  /** All frames as one buffer; the writer starts over. */
-  take(): Buffer {
-    const out = this.buf === undefined ? Buffer.alloc(0) : this.buf.subarray(0, this.len)
-    this.reset()
-    return out
+  /** All frames, as the chunks they were written to; the writer starts over. */
+  take(): Array<Buffer> {
+    this.frameChunk.length = 0
+    this.frameStart.length = 0
+    return this.finish()
   }
 
   /** The payloads one by one (prefix left out); the writer starts over. */
   takeMessages(): Array<Buffer> {
-    const all = this.buf === undefined ? Buffer.alloc(0) : this.buf.subarray(0, this.len)
-    const out: Array<Buffer> = new Array(this.starts.length)
-    for (let i = 0; i < this.starts.length; i++) {
-      const s = this.starts[i]!
-      const n = all.readUInt32BE(s + 1)
-      out[i] = all.subarray(s + FRAME_PREFIX_BYTES, s + FRAME_PREFIX_BYTES + n)
+    const starts = this.frameStart.splice(0)
+    const chunkOf = this.frameChunk.splice(0)
+    const chunks = this.finish()
+    const out: Array<Buffer> = new Array(starts.length)
+    for (let i = 0; i < starts.length; i++) {
+      const c = chunks[chunkOf[i]!]!
+      const s = starts[i]!
+      out[i] = c.subarray(s + FRAME_PREFIX_BYTES, s + FRAME_PREFIX_BYTES + c.readUInt32BE(s + 1))
     }
-    this.reset()
     return out
   }
 }

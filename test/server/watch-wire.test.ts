@@ -72,15 +72,32 @@ describe("WatchResponse encoder", () => {
     { fastCheck: { numRuns: 300 } }
   )
 
-  it("frames are length-prefixed and concatenated in order; take() starts over", () => {
-    const w = new FrameWriter(8)
+  it("frames are length-prefixed and in order, never split across chunks; take() starts over", () => {
+    const w = new FrameWriter(12)
     w.message(Buffer.from("abc"))
     w.response(Buffer.from("de"), 0, Buffer.from("fgh"))
-    expect(w.count).toBe(2)
-    const all = w.take()
-    expect(all.toString("hex")).toBe("0000000003" + Buffer.from("abc").toString("hex") + "0000000005" + Buffer.from("defgh").toString("hex"))
+    w.message(Buffer.from("x".repeat(20)))
+    expect(w.count).toBe(3)
+    const chunks = w.take()
+    expect(chunks.map((c) => c.toString("hex"))).toEqual([
+      "0000000003" + Buffer.from("abc").toString("hex"),
+      "0000000005" + Buffer.from("defgh").toString("hex"),
+      "0000000014" + Buffer.from("x".repeat(20)).toString("hex")
+    ])
     expect(w.count).toBe(0)
     expect(w.byteLength).toBe(0)
-    expect(all.length).toBe(2 * FRAME_PREFIX_BYTES + 8)
+    expect(Buffer.concat(chunks).length).toBe(3 * FRAME_PREFIX_BYTES + 28)
   })
+
+  it.prop(
+    "takeMessages returns every payload, whatever the chunk size",
+    [fc.array(fc.uint8Array({ maxLength: 40 }), { maxLength: 50 }), fc.integer({ min: 1, max: 64 })],
+    ([payloads, chunk]) => {
+      const w = new FrameWriter(chunk)
+      for (const p of payloads) w.message(p)
+      expect(w.takeMessages().map((m) => Buffer.from(m).toString("hex"))).toEqual(
+        payloads.map((p) => Buffer.from(p).toString("hex"))
+      )
+    }
+  )
 })
