@@ -151,11 +151,11 @@ export const renderSection = (info: RunInfo, outcomes: ReadonlyArray<ScenarioOut
     "",
     "How it is measured:",
     `- Every measurement starts a fresh server with an empty data dir under \`os.tmpdir()\` (both on the same filesystem), waits until it answers a Range, runs the load, and stops it; only one server runs at a time. Each scenario runs ${info.rounds} round${info.rounds === 1 ? "" : "s"}, etcd first in odd rounds and etcd-effect first in even rounds; the table gives each system's median and every round's value.`,
-    "- Same durability: etcd fsyncs its WAL before acknowledging a write, etcd-effect commits to LMDB with sync on (no `--unsafe-no-fsync`, no `noSync`).",
+    "- Same durability: etcd fsyncs its WAL before acknowledging a write, etcd-effect fdatasyncs its write-ahead log before acknowledging and commits LMDB with sync on (no `--unsafe-no-fsync`, no `noSync`).",
     "- etcd: Debian's `/usr/bin/etcd`, one member on loopback, default flags (`--log-level error`). etcd-effect: `node dist/src/cli/main.js serve` on loopback" +
       (info.notes !== undefined && info.notes.length > 0 ? ` (${info.notes.join("; ")})` : "") +
       ".",
-    "- The load generator is `src/bench` (the `etcd-effect bench` command: raw gRPC over node:http2, decoding only what it counts), in the bench process on the same cores as the server.",
+    "- The load generator is `src/bench` (the `etcd-effect bench` command: gRPC over its own lean HTTP/2 client, decoding only what it counts), in the bench process on the same cores as the server.",
     "- RSS per idle watcher: VmRSS of the server process (from /proc/<pid>/status) after a warm-up watch stream and 1 s of quiet, then again 2 s after the idle watchers were all created; the growth divided by the watchers.",
     "- ratio = etcd-effect / etcd of the medians. Higher is better for throughputs (target ≥), lower for latency and memory (target ≤). Range has no target in issue 6: informational.",
     "",
