@@ -1,7 +1,7 @@
 /**
- * CRC-32C (Castagnoli) for WAL records. A copy of src/server/crc32c.ts (the server's HashKV
- * checksum), so the backend does not depend on the server layer. Table-driven, incremental:
- * `crc32cUpdate(crc, bytes)` from `0`.
+ * CRC-32C (Castagnoli): the WAL's record checksum, and the one etcd's Hash and HashKV use (Go's
+ * crc32.MakeTable(crc32.Castagnoli); src/server/hash.ts). Table-driven, incremental:
+ * `crc32cUpdate(crc, bytes)` from `0`, as Go's hash.Hash32 does.
  */
 const TABLE = (() => {
   const t = new Uint32Array(256)

@@ -10,7 +10,8 @@ import { reportedOptions, type ScenarioName, type Settings } from "./options.js"
 import { Breakage, phase } from "./phase.js"
 import type { ProgressTracker } from "./progress.js"
 import { ClosedLoop, type UnaryLoad } from "./requesters.js"
-import { type BenchResult, Tally } from "./result.js"
+import type { LatencyHistogram } from "./latency.js"
+import { type BenchResult, rate, Tally, Timed } from "./result.js"
 import { WatcherSet, type WatcherSetSpec } from "./watchers.js"
 
 export interface RunContext {
@@ -48,6 +49,36 @@ export const loopPhase = (ctx: RunContext, name: string, loop: ClosedLoop): Effe
       return () => loop.stop()
     }
   )
+
+/**
+ * The timed part of a unary throughput scenario (put, range): runs the closed loop as one phase,
+ * then the result — answered-OK calls per second, with the latency per call.
+ */
+export const timedClosedLoop = (
+  ctx: RunContext,
+  names: { readonly phase: string; readonly progress: string; readonly unit: string },
+  loop: ClosedLoop,
+  tally: Tally,
+  latency: LatencyHistogram
+): Effect.Effect<BenchResult, BenchError> =>
+  Effect.suspend(() => {
+    ctx.tracker.track(names.progress, loop.total, () => loop.answered)
+    const timed = new Timed()
+    return Effect.map(loopPhase(ctx, names.phase, loop), () => {
+      timed.stop()
+      const summary = latency.summary()
+      return makeResult(ctx, {
+        value: rate(loop.ok, timed.durationMs),
+        unit: names.unit,
+        higherIsBetter: true,
+        count: loop.ok,
+        ...tally.fields,
+        durationMs: timed.durationMs,
+        ...(summary === undefined ? {} : { latencyMs: summary }),
+        clientCpuMs: timed.cpuMs
+      })
+    })
+  })
 
 /** Requests in flight while preloading (not timed): enough to keep any server's write batching busy. */
 export const PRELOAD_IN_FLIGHT = 256

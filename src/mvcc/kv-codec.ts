@@ -268,4 +268,4 @@ export const decodeKeyValue = (input: Uint8Array): KeyValue => {
   return { key, createRevision, modRevision, version, value, lease }
 }
 
-export { varintSizeBig, varintSizeNum }
+export { putVarintBig, putVarintNum, varintSizeBig, varintSizeNum }

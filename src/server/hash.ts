@@ -8,7 +8,7 @@ import type { BackendShape, BucketName } from "../backend/backend.js"
 import { type EtcdError, Errors } from "../errors.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import { bytesToMain, decodeKeyValue, isTombstoneKey } from "../mvcc/kv-codec.js"
-import { crc32cUpdate } from "./crc32c.js"
+import { crc32cUpdate } from "../backend/crc32c.js"
 import { MEMBER_KEY } from "./member.js"
 
 const CHUNK = 10000

@@ -9,7 +9,7 @@
  * (control responses, fragments) go through the proto-loader serializer into the same buffer.
  */
 import { isCreate, type Event, type KeyValue } from "../mvcc/key-value.js"
-import { encodeKeyValue, varintSizeNum } from "../mvcc/kv-codec.js"
+import { encodeKeyValue, putVarintBig, putVarintNum as putVarint, varintSizeBig, varintSizeNum } from "../mvcc/kv-codec.js"
 import type { ResponseHeaderInit, WatchResponseInit } from "../proto/messages.js"
 import type { WatchResponse } from "../watch/watcher.js"
 import type { MakeHeader } from "./header.js"
@@ -27,25 +27,12 @@ const TAG_EVENT_PREV_KV = 0x1a
 /** gRPC's message prefix: compressed flag + big-endian length. */
 export const FRAME_PREFIX_BYTES = 5
 
-const putVarint = (b: Uint8Array, p: number, n: number): number => {
-  while (n >= 0x80) {
-    b[p++] = (n % 0x80) | 0x80
-    n = Math.floor(n / 0x80)
-  }
-  b[p++] = n
-  return p
-}
-
 /** int64 varint bytes (negative ids take ten bytes, as proto3 encodes them). */
 const int64Varint = (n: number | bigint | string): Uint8Array => {
-  let v = BigInt.asUintN(64, BigInt(n))
-  const out: Array<number> = []
-  while (v >= 0x80n) {
-    out.push(Number(v & 0x7fn) | 0x80)
-    v >>= 7n
-  }
-  out.push(Number(v))
-  return Uint8Array.from(out)
+  const v = BigInt(n)
+  const b = new Uint8Array(varintSizeBig(v))
+  putVarintBig(b, 0, v)
+  return b
 }
 
 const field = (tag: number, body: Uint8Array): Uint8Array => {
@@ -194,7 +181,7 @@ export class FrameWriter {
 
   /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
   response(head: Uint8Array, watchId: number, tail: Uint8Array | undefined): void {
-    const idLen = watchId === 0 ? 0 : watchId > 0 ? 1 + varintSizeNum(watchId) : 11
+    const idLen = watchId === 0 ? 0 : 1 + varintSizeNum(watchId)
     const n = head.length + idLen + (tail?.length ?? 0)
     const b = this.reserve(FRAME_PREFIX_BYTES + n)
     this.mark()
@@ -204,13 +191,9 @@ export class FrameWriter {
     p += FRAME_PREFIX_BYTES
     b.set(head, p)
     p += head.length
-    if (watchId > 0) {
+    if (watchId !== 0) {
       b[p++] = TAG_WATCH_ID
       p = putVarint(b, p, watchId)
-    } else if (watchId < 0) {
-      b[p++] = TAG_WATCH_ID
-      b.set(int64Varint(watchId), p)
-      p += 10
     }
     if (tail !== undefined) {
       b.set(tail, p)

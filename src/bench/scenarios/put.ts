@@ -11,8 +11,8 @@ import { LatencyHistogram } from "../latency.js"
 import { keyOf } from "../options.js"
 import { ClosedLoop } from "../requesters.js"
 import { framesByIndex, PUT, putFrame, utf8 } from "../requests.js"
-import { rate, Tally, Timed } from "../result.js"
-import { loopPhase, makeResult, type Scenario } from "../scenario.js"
+import { Tally } from "../result.js"
+import { type Scenario, timedClosedLoop } from "../scenario.js"
 
 export const put: Scenario = (ctx) =>
   Effect.gen(function*() {
@@ -26,19 +26,5 @@ export const put: Scenario = (ctx) =>
       path: PUT,
       frame: () => frameOf(Math.floor(Math.random() * s.keySpaceSize))
     }, tally, latency)
-    ctx.tracker.track("puts", s.total, () => loop.answered)
-    const timed = new Timed()
-    yield* loopPhase(ctx, "put", loop)
-    timed.stop()
-    const summary = latency.summary()
-    return makeResult(ctx, {
-      value: rate(loop.ok, timed.durationMs),
-      unit: "puts/s",
-      higherIsBetter: true,
-      count: loop.ok,
-      ...tally.fields,
-      durationMs: timed.durationMs,
-      ...(summary === undefined ? {} : { latencyMs: summary }),
-      clientCpuMs: timed.cpuMs
-    })
+    return yield* timedClosedLoop(ctx, { phase: "put", progress: "puts", unit: "puts/s" }, loop, tally, latency)
   })

@@ -10,8 +10,8 @@ import { LatencyHistogram } from "../latency.js"
 import { keyOf } from "../options.js"
 import { ClosedLoop } from "../requesters.js"
 import { framesByIndex, PUT, putFrame, RANGE, rangeFrame, utf8 } from "../requests.js"
-import { rate, Tally, Timed } from "../result.js"
-import { loopPhase, makeResult, preload, type Scenario } from "../scenario.js"
+import { Tally } from "../result.js"
+import { preload, type Scenario, timedClosedLoop } from "../scenario.js"
 import { rangeKvCount } from "../unary-scan.js"
 
 export const range: Scenario = (ctx) =>
@@ -31,19 +31,5 @@ export const range: Scenario = (ctx) =>
         return kvs === 1 ? undefined : `range of a loaded key returned ${kvs} kvs`
       }
     }, tally, latency)
-    ctx.tracker.track("ranges", s.total, () => loop.answered)
-    const timed = new Timed()
-    yield* loopPhase(ctx, "range", loop)
-    timed.stop()
-    const summary = latency.summary()
-    return makeResult(ctx, {
-      value: rate(loop.ok, timed.durationMs),
-      unit: "ranges/s",
-      higherIsBetter: true,
-      count: loop.ok,
-      ...tally.fields,
-      durationMs: timed.durationMs,
-      ...(summary === undefined ? {} : { latencyMs: summary }),
-      clientCpuMs: timed.cpuMs
-    })
+    return yield* timedClosedLoop(ctx, { phase: "range", progress: "ranges", unit: "ranges/s" }, loop, tally, latency)
   })
