@@ -11,7 +11,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probeRange, readRss, startEtcdServer, startOurs } from "../../bench/compare-servers.js"
 import { skipEtcd } from "../support/etcd.js"
-import { COMPARE_JS, ensureBuilt } from "./build.js"
+import { compareJs as COMPARE_JS, ensureBuilt } from "../server/support/process.js"
 
 /** Processes whose command line mentions `needle` (our children carry their data dir in theirs). */
 const processesMentioning = (needle: string): Array<number> =>
@@ -37,8 +37,8 @@ const runCompare = (args: ReadonlyArray<string>) => {
 
 describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
   let root: string
-  beforeAll(() => {
-    ensureBuilt()
+  beforeAll(async () => {
+    await ensureBuilt()
     root = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-compare-test-"))
   }, 120_000)
   afterAll(() => {

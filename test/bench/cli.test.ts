@@ -3,17 +3,17 @@
  * one parseable BenchResult, the table is the default, no progress bar when stderr is not a
  * terminal, and failures print `Error: <reason>` with exit code 1.
  */
-import { execFileSync } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { runCommand } from "../support/etcd.js"
 import { ourTarget, type TestServer } from "../support/servers.js"
+import { ensureBuilt } from "../server/support/process.js"
 
 const MAIN = "dist/src/cli/main.js"
 
 describe("etcd-effect bench (command line)", () => {
   let server: TestServer
   beforeAll(async () => {
-    execFileSync("npx", ["tsc", "-p", "tsconfig.build.json"], { stdio: "ignore" })
+    await ensureBuilt()
     server = await ourTarget.start()
   }, 120_000)
   afterAll(async () => {

@@ -1,6 +1,8 @@
 /**
  * `etcd-effect serve` as a child process from the compiled dist/ (built once per source change,
- * with `tsc -p tsconfig.build.json`, under a lock so parallel test files build it once).
+ * with `tsc -p tsconfig.build.json`, under a lock so parallel test files build it once). Every test
+ * that runs compiled code goes through `ensureBuilt`: a second, unconditional build in another test
+ * file would rewrite dist/ under the processes this one spawns.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -12,6 +14,9 @@ import { call, rawClient, sleep } from "./in-process.js"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 export const mainJs = path.join(repoRoot, "dist/src/cli/main.js")
+export const compareJs = path.join(repoRoot, "dist/bench/compare.js")
+/** the outputs whose age says whether dist/ is older than the sources */
+const outputs = [mainJs, compareJs]
 
 const newestMtime = (dir: string): number => {
   let newest = 0
@@ -24,9 +29,9 @@ const newestMtime = (dir: string): number => {
 }
 
 const isFresh = (): boolean => {
-  if (!fs.existsSync(mainJs)) return false
-  const built = fs.statSync(mainJs).mtimeMs
-  return newestMtime(path.join(repoRoot, "src")) <= built && newestMtime(path.join(repoRoot, "proto")) <= built
+  if (!outputs.every((o) => fs.existsSync(o))) return false
+  const built = Math.min(...outputs.map((o) => fs.statSync(o).mtimeMs))
+  return ["src", "proto", "bench"].every((dir) => newestMtime(path.join(repoRoot, dir)) <= built)
 }
 
 const lockDir = path.join(os.tmpdir(), `etcd-effect-build-${Buffer.from(repoRoot).toString("hex").slice(-16)}.lock`)
@@ -53,7 +58,7 @@ export const ensureBuilt = async (): Promise<void> => {
         )
       )
       const now = new Date()
-      if (fs.existsSync(mainJs)) fs.utimesSync(mainJs, now, now)
+      for (const o of outputs) if (fs.existsSync(o)) fs.utimesSync(o, now, now)
       if (!isFresh()) throw new Error("build did not produce a fresh dist/src/cli/main.js")
       return
     } finally {
