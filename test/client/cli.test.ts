@@ -5,7 +5,7 @@
  * across a server crash and restart.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } from "vitest"
 import { ETCDCTL_BIN, etcdctlAvailable, EtcdProcess, runCommand, skipEtcd } from "../support/etcd.js"
 import { ensureBuilt } from "../server/support/process.js"
 
@@ -117,11 +117,32 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     await same("endpoint", "status", "-w", "json")
   })
 
+  /**
+   * Spawned long-running commands of the current test, each with its output so far: printed when
+   * the test fails, so a failure explains itself (a CLI that never connected says why on stderr).
+   */
+  type Spawned = Array<{ readonly command: string; readonly describe: () => string }>
+  let spawned: Spawned = []
+  const report = (list: Spawned = spawned) => list.map((p) => `--- ${p.command}\n${p.describe()}`).join("\n")
+
+  /**
+   * The server's watcher count, exactly. This etcd serves this file alone, so its watchers are the
+   * ones of the commands a test still runs. Waiting for an exact count (0 before a test starts its
+   * watches) keeps watchers of just-stopped commands out of the reckoning: they are still counted
+   * for a few milliseconds after their process exits (etcd cancels them when it sees the connection
+   * close), and a baseline read in that window made "baseline + n" unreachable.
+   */
   const watchers = async () => (await etcd.metric("etcd_debugging_mvcc_watcher_total")) ?? 0
-  const waitForWatchers = async (n: number) => {
+  const watchersAre = async (n: number) => {
+    const seen: Array<number> = []
     const deadline = Date.now() + 15_000
-    while ((await watchers()) < n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25))
-    expect(await watchers()).toBeGreaterThanOrEqual(n)
+    for (;;) {
+      const count = await watchers()
+      if (seen.at(-1) !== count) seen.push(count)
+      if (count === n || Date.now() > deadline) break
+      await new Promise((r) => setTimeout(r, 25))
+    }
+    expect(seen.at(-1), `server watcher count, as it went: ${seen.join(" → ")}\n${report()}`).toBe(n)
   }
 
   /** Long-running commands of the current test, killed after it whatever happened. */
@@ -129,6 +150,7 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
   afterEach(() => {
     for (const child of children) child.kill("SIGKILL")
     children.clear()
+    spawned = [] // a failed test's report (onTestFailed runs after this hook) keeps its own list
   })
 
   /** Starts a long-running command; `stop` interrupts it and returns its output. */
@@ -137,9 +159,23 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     children.add(child)
     let stdout = ""
     let stderr = ""
+    let exitCode: number | undefined
     child.stdout!.on("data", (d) => (stdout += d))
     child.stderr!.on("data", (d) => (stderr += d))
-    const exited = new Promise<number>((resolve) => child.on("exit", (code) => resolve(code ?? -1)))
+    const exited = new Promise<number>((resolve) =>
+      child.on("exit", (code, signal) => {
+        exitCode = code ?? -1
+        if (signal !== null) stderr += `[killed by ${signal}]`
+        resolve(exitCode)
+      })
+    )
+    const command = [file, ...args].join(" ")
+    const list = spawned
+    if (list.length === 0) onTestFailed(() => console.error(`spawned commands of the failed test:\n${report(list)}`))
+    list.push({
+      command,
+      describe: () => `pid ${child.pid}, ${exitCode === undefined ? "running" : `exited ${exitCode}`}\nstdout: ${stdout}\nstderr: ${stderr}`
+    })
     return {
       output: () => stdout,
       waitFor: async (text: string, ms = 10_000) => {
@@ -160,10 +196,10 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
   it.skipIf(!etcdctlAvailable)("watch prints events exactly as etcdctl watch (simple and json)", async () => {
     for (const extra of [[], ["--prev-kv"], ["-w", "json"], ["--prev-kv", "-w", "json"]]) {
       const key = `/w${extra.join("")}/`
-      const base = await watchers()
+      await watchersAre(0) // the previous round's commands have left the server
       const a = start("node", [MAIN, "watch", key, "--prefix", ...extra, "--endpoints", etcd.endpoint])
       const b = start(ETCDCTL_BIN, ["--endpoints", etcd.endpoint, "watch", key, "--prefix", ...extra])
-      await waitForWatchers(base + 2) // both registered on the server
+      await watchersAre(2) // both registered on the server
       await theirs("put", `${key}a`, "1")
       await theirs("put", `${key}a`, "2")
       await theirs("del", `${key}a`)
@@ -175,9 +211,9 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
   }, 60_000)
 
   it("watch keeps going across a server crash and restart, without gaps or repeats", async () => {
-    const base = await watchers()
+    await watchersAre(0) // the previous test's commands have left the server
     const w = start("node", [MAIN, "watch", "/rs/", "--prefix", "--endpoints", etcd.endpoint])
-    await waitForWatchers(base + 1)
+    await watchersAre(1)
     for (let i = 0; i < 5; i++) await theirs("put", `/rs/${i}`, `before${i}`)
     expect(await w.waitFor("before4")).toBe(true)
     await etcd.restart(500)
