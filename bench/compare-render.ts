@@ -152,7 +152,7 @@ export const renderSection = (info: RunInfo, outcomes: ReadonlyArray<ScenarioOut
     "How it is measured:",
     `- Every measurement starts a fresh server with an empty data dir under \`os.tmpdir()\` (both on the same filesystem), waits until it answers a Range, runs the load, and stops it; only one server runs at a time. Each scenario runs ${info.rounds} round${info.rounds === 1 ? "" : "s"}, etcd first in odd rounds and etcd-effect first in even rounds; the table gives each system's median and every round's value.`,
     "- Same durability: etcd fsyncs its WAL before acknowledging a write, etcd-effect fdatasyncs its write-ahead log before acknowledging and commits LMDB with sync on (no `--unsafe-no-fsync`, no `noSync`).",
-    "- etcd: Debian's `/usr/bin/etcd`, one member on loopback, default flags (`--log-level error`). etcd-effect: `node dist/src/cli/main.js serve` on loopback" +
+    "- etcd: Debian's `/usr/bin/etcd`, one member on loopback, default flags (`--log-level error`). etcd-effect: `node dist/cli/main.js serve` on loopback" +
       (info.notes !== undefined && info.notes.length > 0 ? ` (${info.notes.join("; ")})` : "") +
       ".",
     "- The load generator is `src/bench` (the `etcd-effect bench` command: gRPC over its own lean HTTP/2 client, decoding only what it counts), in the bench process on the same cores as the server.",

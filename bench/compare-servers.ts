@@ -33,7 +33,7 @@ export const projectRoot = (): string => {
   }
 }
 
-export const ourMain = (): string => path.join(projectRoot(), "dist", "src", "cli", "main.js")
+export const ourMain = (): string => path.join(projectRoot(), "dist", "cli", "main.js")
 
 /** Our environment without ETCD_* variables: both servers read flags from them. */
 export const cleanEnv = (): NodeJS.ProcessEnv =>

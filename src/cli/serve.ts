@@ -8,19 +8,18 @@
  * Logs are structured (logfmt on stderr) and quiet by default (--log-level warn).
  */
 import { Command, Options } from "@effect/cli"
-import * as grpc from "@grpc/grpc-js"
 import { Config, Duration, Effect, FiberRef, HashSet, Layer, Logger, LogLevel, Option } from "effect"
-import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/kvstore.js"
+// Light modules only (constants and flag parsing): the server itself is imported on use, below.
+import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/limits.js"
 import {
   DEFAULT_CLIENT_URL,
   DEFAULT_METRICS_URL,
-  layer as serverLayer,
   MIN_PROGRESS_NOTIFY_INTERVAL,
   parseAutoCompaction,
   parseGoDuration,
-  ServeError,
   splitUrls
-} from "../server/index.js"
+} from "../server/config.js"
+import { ServeError } from "../server/serve-error.js"
 
 const name = Options.text("name").pipe(
   Options.withDescription("Human-readable name for this member."),
@@ -95,8 +94,9 @@ export const serve = Command.make(
   },
   (flags) =>
     Effect.gen(function*() {
-      // grpc-js logs to stderr on its own (e.g. a failed bind); we report those failures ourselves
-      if (flags.logLevel !== "debug") grpc.setLogVerbosity(grpc.logVerbosity.NONE)
+      // the server (grpc-js, LMDB, …) is loaded on use: the client commands start without it
+      const { layer: serverLayer, silenceGrpcLogs } = yield* Effect.promise(() => import("../server/index.js"))
+      if (flags.logLevel !== "debug") silenceGrpcLogs()
       if (flags.maxRequestBytes <= 0) return yield* badConfig("--max-request-bytes must be positive")
       const autoCompaction = parseAutoCompaction(flags.autoCompactionMode, flags.autoCompactionRetention)
       if (typeof autoCompaction === "string") return yield* badConfig(autoCompaction)

@@ -47,6 +47,7 @@ import {
   putRequestSize,
   txnRequestSize
 } from "./request-size.js"
+import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
 import { TreeIndex } from "./tree-index.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -63,9 +64,7 @@ export interface KvStoreConfigShape {
 
 export class KvStoreConfig extends Context.Tag("etcd-effect/KvStoreConfig")<KvStoreConfig, KvStoreConfigShape>() {}
 
-export const DEFAULT_MAX_REQUEST_BYTES = 1572864
-export const DEFAULT_MAX_TXN_OPS = 128
-export const DEFAULT_COMPACTION_BATCH_LIMIT = 1000
+export { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS }
 
 export const defaultConfig: KvStoreConfigShape = {
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,

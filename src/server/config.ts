@@ -3,8 +3,7 @@
  * parsers for etcd's value syntax (Go durations, URL lists, auto-compaction retention).
  */
 import { Duration } from "effect"
-import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/kvstore.js"
-import { DEFAULT_PROGRESS_NOTIFY_INTERVAL } from "./watch-server.js"
+import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/limits.js"
 
 export type AutoCompaction =
   | { readonly mode: "periodic"; readonly retention: Duration.Duration }
@@ -34,6 +33,11 @@ export interface ServerConfig {
   /** how long unary calls in flight may take to finish at shutdown */
   readonly shutdownGrace: Duration.DurationInput
 }
+
+/** etcd's default progressReportInterval. */
+export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
+/** etcd's minWatchProgressInterval: shorter configured intervals are raised to it. */
+export const MIN_PROGRESS_NOTIFY_INTERVAL = Duration.millis(100)
 
 export const DEFAULT_CLIENT_URL = "http://127.0.0.1:2379"
 /** etcd's usual metrics port; the serve program's default for --listen-metrics-urls */

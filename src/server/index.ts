@@ -15,6 +15,7 @@ export {
   splitUrls
 } from "./config.js"
 export { EtcdServer, type EtcdServerShape, layer, layerMember, layerServer, serve, ServeError } from "./server.js"
+export { silenceGrpcLogs } from "./grpc-logs.js"
 export {
   DEFAULT_PROGRESS_NOTIFY_INTERVAL,
   MIN_PROGRESS_NOTIFY_INTERVAL,

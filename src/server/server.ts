@@ -14,7 +14,7 @@
  * store, and the backend, which flushes.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Context, Data, Duration, Effect, Layer } from "effect"
+import { Context, Duration, Effect, Layer } from "effect"
 import { Backend, type BackendError } from "../backend/backend.js"
 import { layerLmdb } from "../backend/lmdb.js"
 import { layerMemory } from "../backend/memory.js"
@@ -42,12 +42,9 @@ import { makeAuthService, unimplementedHandlers } from "./unimplemented.js"
 import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
 import { passThroughSerializer } from "./grpc-raw-writer.js"
+import { ServeError } from "./serve-error.js"
 
-/** A start-up failure, as one line for stderr. */
-export class ServeError extends Data.TaggedError("ServeError")<{
-  readonly reason: "BadConfig" | "Listen"
-  readonly message: string
-}> {}
+export { ServeError }
 
 export interface EtcdServerShape {
   readonly name: string

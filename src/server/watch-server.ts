@@ -46,13 +46,11 @@ import type { MakeHeader } from "./header.js"
 import { eventToPb, toNumber } from "./kv-pb.js"
 import { fragmentResponse, GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { FrameWriter, type PrevKvLookup, WatchResponseEncoder } from "./watch-wire.js"
+import { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL } from "./config.js"
 
 /** etcd's ctrlStreamBufLen: control responses the recv side may queue ahead of the send side. */
 export const CTRL_STREAM_BUF_LEN = 16
-/** etcd's default progressReportInterval. */
-export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
-/** etcd's minWatchProgressInterval: shorter configured intervals are raised to it. */
-export const MIN_PROGRESS_NOTIFY_INTERVAL = Duration.millis(100)
+export { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL }
 
 /** The id of a response that belongs to no single watcher (requested progress). */
 const INVALID_WATCH_ID = -1

@@ -1,5 +1,5 @@
 /**
- * `etcd-effect bench` as built (`node dist/src/cli/main.js`) against our server: `-w json` prints
+ * `etcd-effect bench` as built (`node dist/cli/main.js`) against our server: `-w json` prints
  * one parseable BenchResult, the table is the default, no progress bar when stderr is not a
  * terminal, and failures print `Error: <reason>` with exit code 1.
  */
@@ -8,7 +8,7 @@ import { runCommand } from "../support/etcd.js"
 import { ourTarget, type TestServer } from "../support/servers.js"
 import { ensureBuilt } from "../server/support/process.js"
 
-const MAIN = "dist/src/cli/main.js"
+const MAIN = "dist/cli/main.js"
 
 describe("etcd-effect bench (command line)", () => {
   let server: TestServer

@@ -1,5 +1,5 @@
 /**
- * The compiled command line (`node dist/src/cli/main.js`) against a real etcd, side by side with
+ * The built command line (`node dist/cli/main.js`, the bundle that is the package's bin) against a real etcd, side by side with
  * etcdctl 3.4.23 on the same server: same output for the same commands (simple and JSON), etcd's
  * error messages with exit code 1, and a `watch` that keeps printing, without gaps or repeats,
  * across a server crash and restart.
@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFailed } fr
 import { ETCDCTL_BIN, etcdctlAvailable, EtcdProcess, runCommand, skipEtcd } from "../support/etcd.js"
 import { ensureBuilt } from "../server/support/process.js"
 
-const MAIN = "dist/src/cli/main.js"
+const MAIN = "dist/cli/main.js"
 
 describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
   let etcd: EtcdProcess

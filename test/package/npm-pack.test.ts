@@ -95,7 +95,7 @@ describe("the npm package, installed from its tarball", () => {
   it("carries the compiled library, its program and the protos, and nothing of tests or benchmarks", () => {
     expect(files).toContain("dist/src/index.js")
     expect(files).toContain("dist/src/index.d.ts")
-    expect(files).toContain("dist/src/cli/main.js")
+    expect(files).toContain("dist/cli/main.js")
     expect(files).toEqual(expect.arrayContaining(["proto/rpc.proto", "proto/kv.proto", "proto/auth.proto", "README.md", "package.json"]))
     const stray = files.filter((f) => /^(test|bench|docs|src)\//.test(f) || f.startsWith("dist/test/") || f.startsWith("dist/bench/") || f.endsWith(".tsbuildinfo"))
     expect(stray).toEqual([])

@@ -7,7 +7,8 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Duration, Effect, Option } from "effect"
-import { type BenchOptions, progressBar, renderJson, renderTable, run, type ScenarioName, scenarioNames } from "../../bench/index.js"
+import type { BenchOptions, ScenarioName } from "../../bench/index.js"
+import { scenarioNames } from "../../bench/options.js"
 import { globalOptions, parseDuration, usage } from "./global.js"
 import { write } from "./output.js"
 
@@ -64,16 +65,19 @@ export const bench = Command.make("bench", options, (o) => {
     ...(o.prevKv ? { prevKv: true } : {}),
     stallTimeoutMs: Math.max(1, Math.round(Duration.toMillis(stall)))
   }
-  const bar = progressBar()
-  return run(o.scenario, benchOptions, bar?.onProgress).pipe(
-    Effect.ensuring(Effect.sync(() => bar?.clear())),
-    Effect.matchEffect({
-      onFailure: (e) => usage(e.reason),
-      onSuccess: (r) =>
-        Effect.sync(() => {
-          write(o.writeOut === "json" ? `${renderJson(r)}\n` : renderTable(r))
-          if (r.errors > 0) process.exitCode = 1
-        })
-    })
-  )
+  // the load generator is loaded on use (start-up time of the other commands)
+  return Effect.flatMap(Effect.promise(() => import("../../bench/index.js")), ({ progressBar, renderJson, renderTable, run }) => {
+    const bar = progressBar()
+    return run(o.scenario, benchOptions, bar?.onProgress).pipe(
+      Effect.ensuring(Effect.sync(() => bar?.clear())),
+      Effect.matchEffect({
+        onFailure: (e) => usage(e.reason),
+        onSuccess: (r) =>
+          Effect.sync(() => {
+            write(o.writeOut === "json" ? `${renderJson(r)}\n` : renderTable(r))
+            if (r.errors > 0) process.exitCode = 1
+          })
+      })
+    )
+  })
 }).pipe(Command.withDescription("Measures a server like etcd's benchmark tool: put, range, watch, watch-latency, watch-create, watch-catchup, watch-idle"))

@@ -6,7 +6,7 @@
 import { Options } from "@effect/cli"
 import { Config, Console, Duration, Effect, Option } from "effect"
 import { readFileSync } from "node:fs"
-import { EtcdClient, type EtcdClientOptions, type EtcdClientService } from "../../client/index.js"
+import type { EtcdClientOptions, EtcdClientService } from "../../client/index.js"
 import type { WriteOut } from "./output.js"
 
 const endpoints = Options.text("endpoints").pipe(
@@ -104,8 +104,11 @@ export const withClient = <A, E>(
   body: (client: EtcdClientService) => Effect.Effect<A, E>,
   options: { readonly longRunning?: boolean } = {}
 ): Effect.Effect<void> =>
-  Effect.flatMap(EtcdClient, body).pipe(
-    Effect.provide(EtcdClient.layer(clientOptions(g, options.longRunning === true))),
+  // loaded on use: `--help` and usage errors never load the client and grpc-js (start-up time)
+  Effect.promise(() => import("../../client/index.js")).pipe(
+    Effect.flatMap(({ EtcdClient }) =>
+      Effect.flatMap(EtcdClient, body).pipe(Effect.provide(EtcdClient.layer(clientOptions(g, options.longRunning === true))))
+    ),
     Effect.asVoid,
     Effect.catchAll((error) =>
       error instanceof CommandFailed

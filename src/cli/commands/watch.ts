@@ -7,7 +7,7 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Chunk, Console, Effect, Option, Stream } from "effect"
-import { WatchCompacted, type WatchError, type WatchResponse } from "../../client/index.js"
+import type { WatchError, WatchResponse } from "../../client/index.js"
 import { globalOptions, usage, withClient } from "./global.js"
 import { eventJson, eventLines, headerJson, json, type WriteOut, write } from "./output.js"
 
@@ -31,7 +31,7 @@ const printResponse = (writeOut: WriteOut) => (r: WatchResponse): void => {
 /** etcdctl: "watch was canceled (<err>)", then "Error: watch is canceled by the server". */
 const canceled = (writeOut: WriteOut, error: WatchError) =>
   Effect.gen(function*() {
-    if (writeOut === "json" && error instanceof WatchCompacted) {
+    if (writeOut === "json" && error._tag === "WatchCompacted") {
       const header = error.header ?? { clusterId: 0n, memberId: 0n, revision: 0n, raftTerm: 0n }
       write(`${responseJson({ header, events: [], created: false, progressNotify: false }, { compactRevision: error.compactRevision, canceled: true })}\n`)
     }

@@ -1,6 +1,7 @@
 /**
- * `etcd-effect serve` as a child process from the compiled dist/ (built once per source change,
- * with `tsc -p tsconfig.build.json`, under a lock so parallel test files build it once). Every test
+ * `etcd-effect serve` as a child process from the built program (dist/cli/main.js, the bundle the
+ * package's bin points at; built once per source change with tsc and then esbuild, under a lock so
+ * parallel test files build it once). Every test
  * that runs compiled code goes through `ensureBuilt`: a second, unconditional build in another test
  * file would rewrite dist/ under the processes this one spawns.
  */
@@ -13,7 +14,7 @@ import { freePort } from "../../support/ports.js"
 import { call, rawClient, sleep } from "./in-process.js"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
-export const mainJs = path.join(repoRoot, "dist/src/cli/main.js")
+export const mainJs = path.join(repoRoot, "dist/cli/main.js")
 export const compareJs = path.join(repoRoot, "dist/bench/compare.js")
 /** the outputs whose age says whether dist/ is older than the sources */
 const outputs = [mainJs, compareJs]
@@ -51,15 +52,21 @@ export const ensureBuilt = async (): Promise<void> => {
       continue
     }
     try {
-      // tsc emits even when files outside this area fail to type-check; main.js is what matters
+      // tsc emits even when files outside this area fail to type-check (so its exit code is not
+      // checked); then the bundle (`npm run bundle`) from what it emitted
       await new Promise<void>((resolve) =>
         execFile(path.join(repoRoot, "node_modules/.bin/tsc"), ["-p", "tsconfig.build.json"], { cwd: repoRoot }, () =>
           resolve()
         )
       )
+      await new Promise<void>((resolve, reject) =>
+        execFile("npm", ["run", "-s", "bundle"], { cwd: repoRoot }, (error, _stdout, stderr) =>
+          error === null ? resolve() : reject(new Error(`npm run bundle: ${stderr}`))
+        )
+      )
       const now = new Date()
       for (const o of outputs) if (fs.existsSync(o)) fs.utimesSync(o, now, now)
-      if (!isFresh()) throw new Error("build did not produce a fresh dist/src/cli/main.js")
+      if (!isFresh()) throw new Error("build did not produce a fresh dist/cli/main.js")
       return
     } finally {
       fs.rmSync(lockDir, { recursive: true, force: true })
