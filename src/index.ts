@@ -8,6 +8,7 @@
  * - `Server`: the etcd-compatible gRPC server (`Server.serve`, `Server.layer`)
  * - `Client`: the Effect-native etcd client (`Client.EtcdClient`)
  * - `Proto`: the etcd v3 protos as loaded for grpc-js
+ * - `Kubernetes`: the apiserver's storage (etcd3 and etcd2), watch cache and list/watch API
  */
 export { EtcdError, Errors, GrpcCode } from "./errors.js"
 export * as Backend from "./backend/index.js"
@@ -17,4 +18,5 @@ export * as Lease from "./lease/index.js"
 export * as Mvcc from "./mvcc/index.js"
 export * as Proto from "./proto/index.js"
 export * as Server from "./server/index.js"
+export * as Kubernetes from "./kubernetes/index.js"
 export * as Watch from "./watch/index.js"

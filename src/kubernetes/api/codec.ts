@@ -1,0 +1,29 @@
+/**
+ * The JSON codec of stored objects (runtime.Codec for JSON): bytes ↔ KubeObject, validated with the
+ * KubeObject schema. Encoding drops metadata.resourceVersion (it is the etcd revision, set on read).
+ * Decoding is per event on the watch path, so it is one JSON.parse plus one compiled schema check.
+ */
+import { Either, ParseResult, Schema } from "effect"
+import { KubeObject } from "./object-meta.js"
+
+const validate = Schema.decodeUnknownEither(KubeObject)
+const encoder = new TextEncoder()
+const decoder = new TextDecoder("utf-8", { fatal: true })
+
+/** The object, or why these bytes are not one (the message the apiserver would log/return). */
+export const decodeObject = (bytes: Uint8Array): Either.Either<KubeObject, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(decoder.decode(bytes))
+  } catch (e) {
+    return Either.left(e instanceof Error ? e.message : String(e))
+  }
+  return Either.mapLeft(validate(json), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
+}
+
+/** The stored bytes of an object: JSON without metadata.resourceVersion. */
+export const encodeObject = (obj: KubeObject): Uint8Array => {
+  if (obj.metadata.resourceVersion === undefined) return encoder.encode(JSON.stringify(obj))
+  const { resourceVersion: _rv, ...metadata } = obj.metadata
+  return encoder.encode(JSON.stringify({ ...obj, metadata }))
+}

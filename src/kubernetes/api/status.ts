@@ -1,0 +1,237 @@
+/**
+ * metav1.Status and apimachinery's api/errors: every error of the Kubernetes layers is one of the
+ * tagged errors below, each mapping 1:1 to a Status (code, reason, message, details) with the
+ * apiserver's wording. `toStatus` gives the wire shape for HTTP bodies and watch ERROR events.
+ */
+import { Schema } from "effect"
+
+export const StatusCause = Schema.Struct({
+  type: Schema.optional(Schema.String),
+  message: Schema.optional(Schema.String),
+  field: Schema.optional(Schema.String)
+})
+export type StatusCause = typeof StatusCause.Type
+
+export const StatusDetails = Schema.Struct({
+  name: Schema.optional(Schema.String),
+  group: Schema.optional(Schema.String),
+  kind: Schema.optional(Schema.String),
+  uid: Schema.optional(Schema.String),
+  causes: Schema.optional(Schema.Array(StatusCause)),
+  retryAfterSeconds: Schema.optional(Schema.Number)
+})
+export type StatusDetails = typeof StatusDetails.Type
+
+export const Status = Schema.Struct({
+  kind: Schema.Literal("Status"),
+  apiVersion: Schema.Literal("v1"),
+  metadata: Schema.Struct({ resourceVersion: Schema.optional(Schema.String), continue: Schema.optional(Schema.String) }),
+  status: Schema.Literal("Success", "Failure"),
+  message: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String),
+  details: Schema.optional(StatusDetails),
+  code: Schema.Number
+})
+export type Status = typeof Status.Type
+
+/** The StatusReason values used here (metav1.StatusReason*). */
+export type StatusReason =
+  | "NotFound"
+  | "AlreadyExists"
+  | "Conflict"
+  | "Expired"
+  | "Gone"
+  | "BadRequest"
+  | "Invalid"
+  | "InternalError"
+  | "TooManyRequests"
+  | "Timeout"
+  | "MethodNotAllowed"
+  | "NotAcceptable"
+  | "UnsupportedMediaType"
+  | "RequestEntityTooLarge"
+  | "Forbidden"
+  | "ServiceUnavailable"
+  | "StoreReadError"
+
+const fields = {
+  message: Schema.String,
+  details: Schema.optional(StatusDetails),
+  /** the list's fresh continue token (410 on a compacted continue) */
+  continueToken: Schema.optional(Schema.String)
+}
+
+/** 404 NotFound: `<resource> "<name>" not found`. */
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", fields) {}
+/** 409 AlreadyExists: `<resource> "<name>" already exists`. */
+export class AlreadyExists extends Schema.TaggedError<AlreadyExists>()("AlreadyExists", fields) {}
+/** 409 Conflict: `Operation cannot be fulfilled on <resource> "<name>": <why>`. */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", fields) {}
+/** 410 Expired (NewResourceExpired): a compacted resourceVersion or continue token. */
+export class Expired extends Schema.TaggedError<Expired>()("Expired", fields) {}
+/** 410 Gone (NewGone). */
+export class Gone extends Schema.TaggedError<Gone>()("Gone", fields) {}
+/** 400 BadRequest. */
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", fields) {}
+/** 422 Invalid: field validation failed (details.causes say which). */
+export class Invalid extends Schema.TaggedError<Invalid>()("Invalid", fields) {}
+/** 500 InternalError: `Internal error occurred: <err>`. */
+export class InternalError extends Schema.TaggedError<InternalError>()("InternalError", fields) {}
+/** 500 StoreReadError: stored data that does not decode or decrypt (one object, never a crash). */
+export class StoreReadError extends Schema.TaggedError<StoreReadError>()("StoreReadError", fields) {}
+/** 429 TooManyRequests (details.retryAfterSeconds). */
+export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooManyRequests", fields) {}
+/** 504 Timeout; with cause ResourceVersionTooLarge it is the "Too large resource version" error. */
+export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", fields) {}
+/** 503 ServiceUnavailable (etcd unreachable). */
+export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+
+export type StatusError =
+  | NotFound
+  | AlreadyExists
+  | Conflict
+  | Expired
+  | Gone
+  | BadRequest
+  | Invalid
+  | InternalError
+  | StoreReadError
+  | TooManyRequests
+  | Timeout
+  | ServiceUnavailable
+
+const codes: Record<StatusError["_tag"], number> = {
+  NotFound: 404,
+  AlreadyExists: 409,
+  Conflict: 409,
+  Expired: 410,
+  Gone: 410,
+  BadRequest: 400,
+  Invalid: 422,
+  InternalError: 500,
+  StoreReadError: 500,
+  TooManyRequests: 429,
+  Timeout: 504,
+  ServiceUnavailable: 503
+}
+
+export const isStatusError = (u: unknown): u is StatusError =>
+  typeof u === "object" && u !== null && "_tag" in u && typeof (u as { _tag: unknown })._tag === "string" &&
+  (u as { _tag: string })._tag in codes
+
+export const statusCode = (e: StatusError): number => codes[e._tag]
+
+/** The metav1.Status of an error (`reason` is the tag; BadRequest keeps its reason). */
+export const toStatus = (e: StatusError): Status => ({
+  kind: "Status",
+  apiVersion: "v1",
+  metadata: e.continueToken === undefined ? {} : { continue: e.continueToken },
+  status: "Failure",
+  message: e.message,
+  reason: e._tag,
+  ...(e.details === undefined ? {} : { details: e.details }),
+  code: codes[e._tag]
+})
+
+/** The error back from a Status (what a client sees in a watch ERROR event). */
+export const fromStatus = (s: Status): StatusError => {
+  const make = { message: s.message ?? "", details: s.details, continueToken: s.metadata.continue }
+  switch (s.reason) {
+    case "NotFound":
+      return new NotFound(make)
+    case "AlreadyExists":
+      return new AlreadyExists(make)
+    case "Conflict":
+      return new Conflict(make)
+    case "Expired":
+      return new Expired(make)
+    case "Gone":
+      return new Gone(make)
+    case "BadRequest":
+      return new BadRequest(make)
+    case "Invalid":
+      return new Invalid(make)
+    case "StoreReadError":
+      return new StoreReadError(make)
+    case "TooManyRequests":
+      return new TooManyRequests(make)
+    case "Timeout":
+      return new Timeout(make)
+    case "ServiceUnavailable":
+      return new ServiceUnavailable(make)
+    default:
+      return new InternalError(make)
+  }
+}
+
+// ---- constructors with the apiserver's messages (apimachinery pkg/api/errors) ----
+
+/** `schema.GroupResource`: resource "pods" in group "" (core), or "widgets" in "example.com". */
+export interface GroupResource {
+  readonly group: string
+  readonly resource: string
+}
+
+export const groupResourceString = (gr: GroupResource): string =>
+  gr.group === "" ? gr.resource : `${gr.resource}.${gr.group}`
+
+const detailsOf = (gr: GroupResource, name: string): StatusDetails =>
+  gr.group === "" ? { name, kind: gr.resource } : { name, group: gr.group, kind: gr.resource }
+
+export const newNotFound = (gr: GroupResource, name: string): NotFound =>
+  new NotFound({ message: `${groupResourceString(gr)} "${name}" not found`, details: detailsOf(gr, name) })
+
+export const newAlreadyExists = (gr: GroupResource, name: string): AlreadyExists =>
+  new AlreadyExists({ message: `${groupResourceString(gr)} "${name}" already exists`, details: detailsOf(gr, name) })
+
+export const newConflict = (gr: GroupResource, name: string, why: string): Conflict =>
+  new Conflict({
+    message: `Operation cannot be fulfilled on ${groupResourceString(gr)} "${name}": ${why}`,
+    details: detailsOf(gr, name)
+  })
+
+export const newResourceExpired = (message: string, continueToken?: string): Expired =>
+  new Expired(continueToken === undefined ? { message } : { message, continueToken })
+
+export const newGone = (message: string): Gone => new Gone({ message })
+
+export const newBadRequest = (message: string): BadRequest => new BadRequest({ message })
+
+export const newInternalError = (err: string): InternalError =>
+  new InternalError({ message: `Internal error occurred: ${err}`, details: { causes: [{ message: err }] } })
+
+export const newTooManyRequests = (message: string, retryAfterSeconds: number): TooManyRequests =>
+  new TooManyRequests({ message, details: { retryAfterSeconds } })
+
+/** storage.NewTooLargeResourceVersionError: 504 Timeout, cause ResourceVersionTooLarge. */
+export const newTooLargeResourceVersion = (rv: bigint, current: bigint, retrySeconds: number): Timeout =>
+  new Timeout({
+    message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
+    details: { causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: retrySeconds }
+  })
+
+export const isTooLargeResourceVersion = (e: StatusError): boolean =>
+  e._tag === "Timeout" && (e.details?.causes ?? []).some((c) => c.type === "ResourceVersionTooLarge")
+
+/** One field error of an Invalid status (field.Error). */
+export interface FieldError {
+  readonly type: "FieldValueInvalid" | "FieldValueRequired" | "FieldValueNotSupported" | "FieldValueForbidden" | "FieldValueDuplicate" | "FieldValueTooLong"
+  readonly field: string
+  readonly message: string
+}
+
+/** NewInvalid(qualifiedKind, name, errs): `<Kind>.<group> "<name>" is invalid: [errs]`. */
+export const newInvalid = (kind: { group: string; kind: string }, name: string, errors: ReadonlyArray<FieldError>): Invalid => {
+  const qualified = kind.group === "" ? kind.kind : `${kind.kind}.${kind.group}`
+  const list = errors.map((e) => `${e.field}: ${e.message}`)
+  const joined = list.length === 1 ? list[0]! : `[${list.join(", ")}]`
+  return new Invalid({
+    message: `${qualified} "${name}" is invalid: ${joined}`,
+    details: {
+      name,
+      ...(kind.group === "" ? {} : { group: kind.group }),
+      kind: kind.kind,
+      causes: errors.map((e) => ({ type: e.type, message: e.message, field: e.field }))
+    }
+  })
+}

@@ -1,0 +1,11 @@
+/**
+ * The Kubernetes half: the apiserver's storage over etcd (storage.Interface, the etcd3 watchChan),
+ * the legacy etcd2 watcher, the Cacher, and a Kubernetes-style list/watch HTTP API.
+ */
+export * from "./api/object-meta.js"
+export * from "./api/status.js"
+export * from "./api/watch-event.js"
+export * from "./api/codec.js"
+export * from "./storage/interfaces.js"
+export * from "./storage/selection-predicate.js"
+export * as Value from "./storage/value/transformer.js"

@@ -1,0 +1,227 @@
+/**
+ * etcd3/watcher.go (seed 000): the watchChan behind every storage watch.
+ *
+ *   startWatching  — a stream: [sync(): a paged consistent list as synthetic creates]
+ *                    [the initial-events-end bookmark] then the etcd watch from initialRev+1
+ *                    (prev_kv, prefix when recursive, progress notify on request, require leader)
+ *   incomingEventChan (100) — `Stream.bufferChunks`: the producer runs ahead in its own fiber
+ *   processEvents / transform — synchronous per chunk: decrypt, decode, set RV, filter
+ *   resultChan (100) — a second chunk buffer before the consumer
+ *   run()          — the stream's scope: interrupting the consumer stops both fibers and the etcd
+ *                    watch; an error ends the stream with one ERROR event after what came before.
+ *
+ * Buffers count etcd responses (chunks), not single events: a response holds whole revisions.
+ */
+import { Chunk, Effect, Either, Option, Random, Stream } from "effect"
+import { prefixEnd } from "../../../client/key-range.js"
+import { toBytes } from "../../../client/key-value.js"
+import type { EtcdClientService } from "../../../client/client.js"
+import type { WatchResponse } from "../../../client/watch-response.js"
+import type { WatchError } from "../../../client/watch-errors.js"
+import { decodeObject } from "../../api/codec.js"
+import { type KubeObject, withResourceVersion } from "../../api/object-meta.js"
+import {
+  type GroupResource,
+  newInternalError,
+  newTooLargeResourceVersion,
+  type StatusError,
+  toStatus
+} from "../../api/status.js"
+import { added, bookmark, deleted, errorEvent, modified, type WatchEvent } from "../../api/watch-event.js"
+import type { ListOptions } from "../interfaces.js"
+import { Everything, isEmpty, matches, type SelectionPredicate } from "../selection-predicate.js"
+import type { ValueTransformer } from "../value/transformer.js"
+import { compactedWatch, fromEtcd } from "./errors.js"
+import { parseEvent, parseKV, progressNotifyEvent, type WatchChanEvent } from "./event.js"
+
+/** incomingBufSize / outgoingBufSize (etcd3/watcher.go) */
+export const INCOMING_BUF_SIZE = 100
+export const OUTGOING_BUF_SIZE = 100
+/** maxLimit: page size of the initial sync */
+export const SYNC_PAGE_SIZE = 10000
+
+export interface WatcherDeps {
+  readonly client: EtcdClientService
+  readonly transformer: ValueTransformer
+  readonly groupResource: GroupResource
+  readonly typeMeta: { readonly apiVersion?: string; readonly kind?: string }
+  /** GetCurrentResourceVersion of the store (a quorum read) */
+  readonly getCurrentResourceVersion: Effect.Effect<bigint, StatusError>
+}
+
+/** The etcd watch's own failures as the apiserver reports them (interpretWatchError). */
+const interpretWatchError = (e: WatchError): StatusError => {
+  switch (e._tag) {
+    case "WatchCompacted":
+      return compactedWatch()
+    case "EtcdError":
+      return fromEtcd(e)
+    default:
+      return newInternalError(e.message)
+  }
+}
+
+/** sync(): the current state under `key` as creates, page by page at one revision. */
+const sync = (
+  deps: WatcherDeps,
+  key: string,
+  recursive: boolean,
+  onRevision: (rev: bigint) => void
+): Stream.Stream<WatchChanEvent, StatusError> => {
+  if (!recursive) {
+    return Stream.unwrap(
+      Effect.map(Effect.mapError(deps.client.kv.get(key), fromEtcd), (r) => {
+        onRevision(r.header.revision)
+        return Stream.fromIterable(r.kvs.map(parseKV))
+      })
+    )
+  }
+  const rangeEnd = prefixEnd(toBytes(key))
+  type Page = { readonly from: string; readonly rev: bigint }
+  return Stream.paginateChunkEffect<Page, WatchChanEvent, StatusError, never>({ from: key, rev: 0n }, (page) =>
+    Effect.map(
+      Effect.mapError(deps.client.kv.get(page.from, { rangeEnd, limit: SYNC_PAGE_SIZE, revision: page.rev }), fromEtcd),
+      (r) => {
+        // later pages are pinned to the first page's revision: one consistent snapshot
+        const rev = page.rev === 0n ? r.header.revision : page.rev
+        if (page.rev === 0n) onRevision(rev)
+        const events = r.kvs.map(parseKV)
+        const last = events[events.length - 1]
+        const next: Option.Option<Page> = r.more && last !== undefined
+          ? Option.some({ from: last.key + "\x00", rev })
+          : Option.none()
+        return [Chunk.unsafeFromArray(events), next] as const
+      }
+    )
+  )
+}
+
+/** The etcd watch's responses as internal events; a response without prev_kv where one is needed fails. */
+const fromResponse = (r: WatchResponse): Either.Either<ReadonlyArray<WatchChanEvent>, StatusError> => {
+  if (r.progressNotify) return Either.right([progressNotifyEvent(r.header.revision)])
+  const out: Array<WatchChanEvent> = []
+  for (const e of r.events) {
+    const parsed = parseEvent(e)
+    if (typeof parsed === "string") return Either.left(newInternalError(parsed))
+    out.push(parsed)
+  }
+  return Either.right(out)
+}
+
+/**
+ * Watch: the storage watch stream from `rev` (0: with initial events, unless sendInitialEvents is
+ * false). `preparedKey` is the full etcd key (or prefix, ending in "/", when recursive).
+ */
+export const watchChan = (
+  deps: WatcherDeps,
+  preparedKey: string,
+  rev: bigint,
+  options: ListOptions
+): Stream.Stream<WatchEvent> => {
+  const pred = options.predicate ?? Everything
+  const recursive = options.recursive === true
+  const sendInitialEvents = options.sendInitialEvents
+  let initialRev = rev
+
+  const initial: Stream.Stream<WatchChanEvent, StatusError> = Stream.unwrap(
+    Effect.gen(function*() {
+      if (sendInitialEvents === true && rev > 0n) {
+        const current = yield* deps.getCurrentResourceVersion
+        if (rev > current) {
+          // the apiserver asks the client to retry in 1–3 s (wait.Jitter(1s, 3))
+          const retry = Math.trunc(1 + (yield* Random.next) * 3)
+          return yield* Effect.fail(newTooLargeResourceVersion(rev, current, retry))
+        }
+      }
+      const wantsInitialEvents = sendInitialEvents === true || (rev === 0n && sendInitialEvents === undefined)
+      if (!wantsInitialEvents) {
+        if (rev === 0n) initialRev = yield* deps.getCurrentResourceVersion
+        return Stream.empty
+      }
+      const synced = sync(deps, preparedKey, recursive, (r) => {
+        initialRev = r
+      })
+      if (sendInitialEvents === true && pred.allowWatchBookmarks) {
+        return Stream.concat(synced, Stream.suspend(() => Stream.succeed(progressNotifyEvent(initialRev, true))))
+      }
+      return synced
+    })
+  )
+
+  const live: Stream.Stream<WatchChanEvent, StatusError> = Stream.suspend(() =>
+    deps.client
+      .watch(preparedKey, {
+        prefix: recursive,
+        startRevision: initialRev + 1n,
+        prevKv: true,
+        progressNotify: options.progressNotify === true,
+        requireLeader: true
+      })
+      .pipe(
+        Stream.mapError(interpretWatchError),
+        Stream.mapEffect((r) => fromResponse(r)),
+        Stream.flattenIterables
+      )
+  )
+
+  const startWatching = Stream.concat(initial, live)
+
+  const transformer = makeTransform(deps, pred)
+  return startWatching.pipe(
+    Stream.bufferChunks({ capacity: INCOMING_BUF_SIZE }),
+    Stream.mapChunks((chunk) => transformChunk(transformer, chunk)),
+    Stream.catchAll((e) => Stream.succeed(errorEvent(toStatus(e)))),
+    Stream.takeUntil((e) => e.type === "ERROR"),
+    Stream.bufferChunks({ capacity: OUTGOING_BUF_SIZE })
+  )
+}
+
+type Transform = (e: WatchChanEvent) => WatchEvent | undefined
+
+/** processEvents: one chunk at a time, synchronously; the first error ends the chunk with ERROR. */
+const transformChunk = (transform: Transform, chunk: Chunk.Chunk<WatchChanEvent>): Chunk.Chunk<WatchEvent> => {
+  const out: Array<WatchEvent> = []
+  for (const e of chunk) {
+    const res = transform(e)
+    if (res === undefined) continue
+    out.push(res)
+    if (res.type === "ERROR") break
+  }
+  return Chunk.unsafeFromArray(out)
+}
+
+class TransformFailure {
+  constructor(readonly error: StatusError) {}
+}
+
+/** transform(): decrypt, decode, set the event's RV, and derive the event type through the predicate. */
+const makeTransform = (deps: WatcherDeps, pred: SelectionPredicate): Transform => {
+  const acceptAll = isEmpty(pred)
+  const decode = (data: Uint8Array, key: string, rev: bigint): KubeObject => {
+    const plain = deps.transformer.fromStorage(data, key)
+    if (!plain.ok) throw new TransformFailure(newInternalError(plain.error))
+    const obj = decodeObject(plain.data)
+    if (Either.isLeft(obj)) throw new TransformFailure(newInternalError(obj.left))
+    return withResourceVersion(obj.right, rev)
+  }
+  return (e) => {
+    if (e.isProgressNotify) return bookmark(e.rev, e.isInitialEventsEndBookmark, deps.typeMeta)
+    try {
+      const cur = e.isDeleted || e.value === undefined ? undefined : decode(e.value, e.key, e.rev)
+      const old = e.prevValue !== undefined && (e.isDeleted || !acceptAll) ? decode(e.prevValue, e.key, e.rev) : undefined
+      if (e.isDeleted) return old !== undefined && matches(pred, old) ? deleted(old) : undefined
+      if (cur === undefined) return undefined
+      if (e.isCreated) return matches(pred, cur) ? added(cur) : undefined
+      if (acceptAll) return modified(cur)
+      const curPasses = matches(pred, cur)
+      const oldPasses = old !== undefined && matches(pred, old)
+      if (curPasses && oldPasses) return modified(cur)
+      if (curPasses) return added(cur)
+      if (oldPasses) return deleted(old!)
+      return undefined
+    } catch (error) {
+      if (error instanceof TransformFailure) return errorEvent(toStatus(error.error))
+      return errorEvent(toStatus(newInternalError(String(error))))
+    }
+  }
+}
