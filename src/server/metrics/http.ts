@@ -19,7 +19,7 @@ import * as Http from "node:http"
 import * as zlib from "node:zlib"
 import type { MvccStoreShape } from "../../mvcc/kv.js"
 import type { ListenAddress } from "../config.js"
-import { ServeError } from "../server.js"
+import { ServeError } from "../serve-error.js"
 import {
   checkHealth,
   type HealthCheck,

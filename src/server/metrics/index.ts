@@ -9,7 +9,7 @@ import type { BackendShape } from "../../backend/backend.js"
 import type { MvccStoreShape } from "../../mvcc/kv.js"
 import type { WatchableStoreShape } from "../../watch/watchable-store.js"
 import type { ListenAddress } from "../config.js"
-import type { ServeError } from "../server.js"
+import type { ServeError } from "../serve-error.js"
 import type { GrpcServerMetrics } from "./grpc-metrics.js"
 
 export { GrpcServerMetrics } from "./grpc-metrics.js"

@@ -4,7 +4,7 @@
  */
 import { Effect, type Scope } from "effect"
 import type { ListenAddress } from "../config.js"
-import type { ServeError } from "../server.js"
+import type { ServeError } from "../serve-error.js"
 import { HealthCounters } from "./health.js"
 import { serveMetrics } from "./http.js"
 import type { MetricsSources } from "./index.js"
