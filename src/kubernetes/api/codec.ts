@@ -6,19 +6,29 @@
 import { Either, ParseResult, Schema } from "effect"
 import { KubeObject } from "./object-meta.js"
 
+const isKubeObject = Schema.is(KubeObject)
 const validate = Schema.decodeUnknownEither(KubeObject)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })
 
-/** The object, or why these bytes are not one (the message the apiserver would log/return). */
-export const decodeObject = (bytes: Uint8Array): Either.Either<KubeObject, string> => {
+/**
+ * The object, or why these bytes are not one (the message the apiserver would log/return).
+ * The schema's type guard checks the parsed JSON in place (no copy); the decoder runs only to
+ * explain a failure. With `resourceVersion`, it is set on the fresh object (the versioner's
+ * UpdateObject) without another copy.
+ */
+export const decodeObject = (bytes: Uint8Array, resourceVersion?: bigint): Either.Either<KubeObject, string> => {
   let json: unknown
   try {
     json = JSON.parse(decoder.decode(bytes))
   } catch (e) {
     return Either.left(e instanceof Error ? e.message : String(e))
   }
-  return Either.mapLeft(validate(json), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
+  if (!isKubeObject(json)) {
+    return Either.mapLeft(validate(json), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
+  }
+  if (resourceVersion !== undefined) (json.metadata as { resourceVersion?: string }).resourceVersion = resourceVersion.toString()
+  return Either.right(json)
 }
 
 /** The stored bytes of an object: JSON without metadata.resourceVersion. */

@@ -12,7 +12,6 @@ import { Compare, Op } from "../../../client/op.js"
 import type { EtcdError } from "../../../errors.js"
 import { decodeObject, encodeObject } from "../../api/codec.js"
 import type { KubeList, KubeObject } from "../../api/object-meta.js"
-import { withResourceVersion } from "../../api/object-meta.js"
 import {
   type GroupResource,
   newAlreadyExists,
@@ -119,10 +118,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
 
   /** decode(): bytes from etcd (already untransformed) → object with RV = rev */
   const decode = (data: Uint8Array, rev: bigint): Either.Either<KubeObject, StatusError> =>
-    Either.match(decodeObject(data), {
-      onLeft: (why) => Either.left(newInternalError(why)),
-      onRight: (obj) => Either.right(withResourceVersion(obj, rev))
-    })
+    Either.mapLeft(decodeObject(data, rev), newInternalError)
 
   const fromStorage = (value: Uint8Array, key: string): Either.Either<{ data: Uint8Array; stale: boolean }, StatusError> => {
     const r = transformer.fromStorage(value, key)

@@ -19,7 +19,7 @@ import type { EtcdClientService } from "../../../client/client.js"
 import type { WatchResponse } from "../../../client/watch-response.js"
 import type { WatchError } from "../../../client/watch-errors.js"
 import { decodeObject } from "../../api/codec.js"
-import { type KubeObject, withResourceVersion } from "../../api/object-meta.js"
+import type { KubeObject } from "../../api/object-meta.js"
 import {
   type GroupResource,
   newInternalError,
@@ -200,9 +200,9 @@ const makeTransform = (deps: WatcherDeps, pred: SelectionPredicate): Transform =
   const decode = (data: Uint8Array, key: string, rev: bigint): KubeObject => {
     const plain = deps.transformer.fromStorage(data, key)
     if (!plain.ok) throw new TransformFailure(newInternalError(plain.error))
-    const obj = decodeObject(plain.data)
+    const obj = decodeObject(plain.data, rev)
     if (Either.isLeft(obj)) throw new TransformFailure(newInternalError(obj.left))
-    return withResourceVersion(obj.right, rev)
+    return obj.right
   }
   return (e) => {
     if (e.isProgressNotify) return bookmark(e.rev, e.isInitialEventsEndBookmark, deps.typeMeta)
