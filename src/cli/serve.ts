@@ -1,5 +1,6 @@
 /**
- * `etcd-effect serve`: one etcd member on this machine, speaking etcd's v3 gRPC API. Flags carry
+ * `etcd-effect serve`: one etcd member on this machine, speaking etcd's v3 gRPC API and, on the same
+ * port, its JSON gateway and HTTP endpoints (/metrics, /health, /version, /livez, /readyz). Flags carry
  * etcd's names and fall back to the matching ETCD_* environment variables, as etcd's do.
  *
  * SIGINT/SIGTERM interrupt the program (main.ts): the server stops listening, ends its streams,
@@ -13,7 +14,6 @@ import { Config, Duration, Effect, FiberRef, HashSet, Layer, Logger, LogLevel, O
 import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/limits.js"
 import {
   DEFAULT_CLIENT_URL,
-  DEFAULT_METRICS_URL,
   MIN_PROGRESS_NOTIFY_INTERVAL,
   parseAutoCompaction,
   parseGoDuration,
@@ -38,10 +38,11 @@ const listenClientUrls = Options.text("listen-client-urls").pipe(
 )
 const listenMetricsUrls = Options.text("listen-metrics-urls").pipe(
   Options.withDescription(
-    "Comma-separated URLs to serve /metrics, /health, /livez and /readyz on (http only; port 0 picks one; empty: none)."
+    "Comma-separated URLs of extra listeners for /metrics, /health, /livez and /readyz (http only; port 0 picks one); the client URLs always serve them."
   ),
   Options.withFallbackConfig(Config.string("ETCD_LISTEN_METRICS_URLS")),
-  Options.withDefault(DEFAULT_METRICS_URL)
+  // etcd's default: no extra listener
+  Options.withDefault("")
 )
 const advertiseClientUrls = Options.text("advertise-client-urls").pipe(
   Options.withDescription("Comma-separated client URLs this member advertises (default: the listen URLs)."),
@@ -125,4 +126,4 @@ export const serve = Command.make(
       Effect.locally(FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger))),
       Logger.withMinimumLogLevel(levels[flags.logLevel])
     )
-).pipe(Command.withDescription("Run one etcd member on this machine (etcd's v3 gRPC API)."))
+).pipe(Command.withDescription("Run one etcd member on this machine (etcd's v3 gRPC API and JSON gateway)."))

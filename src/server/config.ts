@@ -17,9 +17,9 @@ export interface ServerConfig {
   /** --listen-client-urls: where to accept clients ("http://host:port"; port 0 picks one) */
   readonly listenClientUrls: ReadonlyArray<string>
   /**
-   * --listen-metrics-urls: where to serve /metrics, /health, /livez and /readyz over HTTP
-   * ("http://host:port"; port 0 picks one); empty: no such listener (the library default, so
-   * servers started side by side never collide; the serve program defaults to DEFAULT_METRICS_URL)
+   * --listen-metrics-urls: extra listeners for /metrics, /health, /livez and /readyz over HTTP
+   * ("http://host:port"; port 0 picks one); empty (etcd's default): none — the client URLs
+   * serve them anyway
    */
   readonly listenMetricsUrls: ReadonlyArray<string>
   /** --advertise-client-urls; empty: the listen URLs with their bound ports */
@@ -40,7 +40,7 @@ export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
 export const MIN_PROGRESS_NOTIFY_INTERVAL = Duration.millis(100)
 
 export const DEFAULT_CLIENT_URL = "http://127.0.0.1:2379"
-/** etcd's usual metrics port; the serve program's default for --listen-metrics-urls */
+/** etcd's usual metrics port, for --listen-metrics-urls (which is empty by default, as etcd's) */
 export const DEFAULT_METRICS_URL = "http://127.0.0.1:2381"
 
 export const defaultServerConfig: ServerConfig = {
@@ -99,7 +99,7 @@ export interface ListenAddress {
   readonly port: number
 }
 
-/** Parses a listen URL: http only (TLS is not supported); error text for one line on stderr. */
+/** Parses a listen URL: http only (TLS is not supported yet); error text for one line on stderr. */
 const parseListenUrl = (kind: "client" | "metrics") => (url: string): ListenAddress | string => {
   let u: URL
   try {

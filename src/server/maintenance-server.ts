@@ -65,10 +65,11 @@ export const makeMaintenanceService = (
 
   Alarm: runner.unary<AnyRequest, object>("Alarm", () => Effect.sync(() => ({ header: header(store.rev()) }))),
 
+  // etcd answers an empty DefragmentResponse (no header)
   Defragment: runner.unary<AnyRequest, object>("Defragment", () =>
     backend.defragment.pipe(
       Effect.mapError(backendFailure),
-      Effect.map(() => ({ header: header(store.rev()) }))
+      Effect.as({})
     )),
 
   Hash: runner.unary<AnyRequest, object>("Hash", () =>

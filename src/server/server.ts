@@ -1,17 +1,19 @@
 /**
- * The etcd-compatible gRPC server: one grpc-js Server with the KV, Watch, Lease, Maintenance,
- * Cluster and Auth services, as a scoped service.
+ * The etcd-compatible server: one grpc-js Server with the KV, Watch, Lease, Maintenance, Cluster
+ * and Auth services, as a scoped service. Each client URL is one TCP listener shared, as etcd's
+ * cmux shares it, by gRPC (HTTP/2) and HTTP/1.1 — the JSON gateway (gateway/) and etcd's
+ * /metrics, /health, /version, /livez, /readyz (metrics/); see cmux.ts.
  *
- * Start-up: the member identity is read (and its term advanced, durably), every listen URL is
- * bound (port 0 picks a free port; the bound ports are in `EtcdServer.endpoints`), and the
- * auto-compactor is forked. Any failure is one `ServeError`/`BackendError` line. With
- * --listen-metrics-urls, the HTTP listener for /metrics and the health endpoints starts last and
- * closes first (metrics/).
+ * Start-up: the member identity is read (and its term advanced, durably), the HTTP endpoints and
+ * any --listen-metrics-urls listeners start, every client URL is bound (port 0 picks a free port;
+ * the bound ports are in `EtcdServer.endpoints`), and the auto-compactor is forked. Any failure
+ * is one `ServeError`/`BackendError` line.
  *
  * Shutdown (scope close), in order: stop listening, refuse new calls, end every stream with
- * Unavailable "etcdserver: server stopped", let unary calls finish for a grace period, close the
- * transport (forcibly after a second); then the layers below close: lessor, watchable store,
- * store, and the backend, which flushes.
+ * Unavailable "etcdserver: server stopped" (gateway streams too), let unary calls finish for a
+ * grace period, close the HTTP/1 connections and the metrics listeners, close the gRPC transport
+ * (forcibly after a second); then the layers below close: lessor, watchable store, store, and the
+ * backend, which flushes.
  */
 import * as grpc from "@grpc/grpc-js"
 import { Context, Duration, Effect, Layer } from "effect"
@@ -37,7 +39,10 @@ import { makeKvService } from "./kv-server.js"
 import { makeLeaseService } from "./lease-server.js"
 import { API_VERSION, makeClusterService, makeMaintenanceService, type MemberInfo } from "./maintenance-server.js"
 import { startMember } from "./member.js"
-import { GrpcServerMetrics, startMetricsListener } from "./metrics/index.js"
+import { GrpcServerMetrics, startHttpEndpoints } from "./metrics/index.js"
+import { listenClient } from "./cmux.js"
+import { makeClientHttpServer } from "./client-http.js"
+import { makeGatewayHandler } from "./gateway/gateway.js"
 import { makeAuthService, unimplementedHandlers } from "./unimplemented.js"
 import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
@@ -63,28 +68,6 @@ export interface EtcdServerShape {
 }
 
 export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer, EtcdServerShape>() {}
-
-const errorText = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
-
-const bind = (server: grpc.Server, addr: ListenAddress): Effect.Effect<number, ServeError> =>
-  Effect.async<number, ServeError>((resume) => {
-    server.bindAsync(`${addr.host}:${addr.port}`, grpc.ServerCredentials.createInsecure(), (err, port) => {
-      if (err === null) return resume(Effect.succeed(port))
-      const text = errorText(err)
-      const inUse = /EADDRINUSE|address already in use/i.test(text)
-      resume(
-        Effect.fail(
-          new ServeError({
-            reason: "Listen",
-            message: inUse
-              ? `listen tcp ${addr.host}:${addr.port}: bind: address already in use`
-              : `listen tcp ${addr.host}:${addr.port}: ${text.split("\n")[0]}`
-          })
-        )
-      )
-    })
-  })
 
 /** Closes the transport: graceful first, forced after `timeout`. */
 const closeServer = (server: grpc.Server, timeout: Duration.DurationInput): Effect.Effect<void> =>
@@ -169,12 +152,33 @@ export const layerServer = (
         })
       }
 
+      // etcd's HTTP endpoints and the --listen-metrics-urls listeners (metrics/)
+      const http = yield* startHttpEndpoints(metricsAddrs, {
+        grpc: grpcMetrics,
+        watchable,
+        store,
+        backend,
+        version: API_VERSION,
+        memberId: identity.memberId
+      })
+      const gateway = makeGatewayHandler(services, {
+        maxRequestBytes: config.maxRequestBytes + GRPC_OVERHEAD_BYTES
+      })
+      const http1 = yield* makeClientHttpServer(gateway, http.handler)
+      // one connection injector for every listener: grpc-js closes its sessions at shutdown
+      const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure())
+
       const endpoints: Array<string> = []
       const ports: Array<number> = []
+      const listeners: Array<{ readonly close: () => void }> = []
       for (const addr of addrs) {
-        const port = yield* bind(server, addr)
-        ports.push(port)
-        endpoints.push(`${addr.host}:${port}`)
+        const listener = yield* listenClient(addr, {
+          grpc: (socket) => injector.injectConnection(socket),
+          http1: http1.accept
+        })
+        listeners.push(listener)
+        ports.push(listener.port)
+        endpoints.push(`${addr.host}:${listener.port}`)
       }
       if (config.advertiseClientUrls.length > 0) advertised.push(...config.advertiseClientUrls)
       else addrs.forEach((a, i) => advertised.push(describeUrl(a, ports[i]!)))
@@ -182,7 +186,7 @@ export const layerServer = (
       // Runs first at scope close: stop listening, then end the calls (see the module comment).
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
-          for (const endpoint of endpoints) server.unbind(endpoint)
+          for (const listener of listeners) listener.close()
         }).pipe(
           Effect.zipRight(runner.shutdown(config.shutdownGrace)),
           Effect.zipRight(Effect.logInfo("server stopped"))
@@ -192,14 +196,7 @@ export const layerServer = (
       if (config.autoCompaction !== undefined) {
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
-      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* startMetricsListener(metricsAddrs, {
-        grpc: grpcMetrics,
-        watchable,
-        store,
-        backend,
-        version: API_VERSION,
-        memberId: identity.memberId
-      })
+      const metricsUrls = http.metricsUrls
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,

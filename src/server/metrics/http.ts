@@ -1,14 +1,16 @@
 /**
- * The HTTP listener of --listen-metrics-urls (etcd's metrics listener), on @effect/platform's HTTP
- * server: GET /metrics (Prometheus text 0.0.4, gzip when asked as promhttp does), /health (etcd
- * 3.5's JSON), /livez and /readyz (etcd 3.6's text checks, also one check at a time:
- * /readyz/linearizable_read). Anything else: 404 as Go's mux words it.
+ * etcd's HTTP endpoints (etcdhttp), on @effect/platform's HTTP server: GET /metrics (Prometheus
+ * text 0.0.4, gzip when asked as promhttp does), /health (etcd 3.5's JSON), /livez and /readyz
+ * (etcd 3.6's text checks, also one check at a time: /readyz/linearizable_read), and on the client
+ * port also /version. Anything else: 404 as Go's mux words it.
  *
- * Each URL is one node:http server in the caller's scope. Closing it stops listening, closes idle
- * keep-alive connections at once and any connection still open after a second.
+ * Served two ways, as etcd does: on every client URL (`makeClientHandler`, a request handler for
+ * the HTTP/1 side of cmux.ts) and on each --listen-metrics-urls address (`serveMetrics`, one
+ * node:http server per URL in the caller's scope; closing it stops listening, closes idle
+ * keep-alive connections at once and any connection still open after a second).
  *
- * Loaded on demand (through listener.ts, only when a metrics URL is configured): the HTTP stack
- * would otherwise add to every start of the program, client commands included.
+ * Loaded on demand (through listener.ts, when the server starts): the HTTP stack would otherwise
+ * add to every start of the program, client commands included.
  */
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -118,14 +120,32 @@ const registry = (root: `/${string}`, all: ReadonlyArray<HealthCheck>) =>
   return out
 }
 
-const app = (endpoints: MetricsEndpoints) =>
-  HttpRouter.empty.pipe(
+/**
+ * etcd's /version: the server's version and the cluster's (its major.minor.0), GET only, JSON.
+ */
+const version = (serverVersion: string) => {
+  const [major = "0", minor = "0"] = serverVersion.split(".")
+  const body = JSON.stringify({ etcdserver: serverVersion, etcdcluster: `${major}.${minor}.0` })
+  return getOnly(() => Effect.succeed(HttpServerResponse.text(body, { contentType: "application/json" })))
+}
+
+const app = (endpoints: MetricsEndpoints, serverVersion?: string) => {
+  let router = HttpRouter.empty.pipe(
     HttpRouter.all("/metrics", metrics(endpoints.collectors)),
     HttpRouter.all("/health", health(endpoints)),
     registry("/livez", livezChecks(endpoints.store)),
-    registry("/readyz", readyzChecks(endpoints.store)),
-    Effect.catchTag("RouteNotFound", () => Effect.succeed(notFound))
+    registry("/readyz", readyzChecks(endpoints.store))
   )
+  if (serverVersion !== undefined) router = HttpRouter.all(router, "/version", version(serverVersion))
+  return Effect.catchTag(router, "RouteNotFound", () => Effect.succeed(notFound))
+}
+
+/** The endpoints and /version as a node:http request handler, for the client port. */
+export const makeClientHandler = (
+  endpoints: MetricsEndpoints,
+  serverVersion: string
+): Effect.Effect<(req: Http.IncomingMessage, res: Http.ServerResponse) => void> =>
+  NodeHttpServer.makeHandler(app(endpoints, serverVersion))
 
 const errorText = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)

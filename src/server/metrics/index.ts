@@ -1,8 +1,8 @@
 /**
  * Metrics for a member: the gRPC call counters the server always keeps (cheap, see
- * grpc-metrics.ts), and the --listen-metrics-urls listener, whose modules (collectors, HTTP
- * stack) load only when a listener is asked for, so programs without one (the client commands
- * among them) do not pay for them at start-up.
+ * grpc-metrics.ts), and the HTTP endpoints (client port and --listen-metrics-urls), whose modules
+ * (collectors, HTTP stack) load when a server starts, so programs without one (the client
+ * commands among them) do not pay for them at start-up.
  */
 import { Effect, type Scope } from "effect"
 import type { BackendShape } from "../../backend/backend.js"
@@ -11,8 +11,10 @@ import type { WatchableStoreShape } from "../../watch/watchable-store.js"
 import type { ListenAddress } from "../config.js"
 import type { ServeError } from "../serve-error.js"
 import type { GrpcServerMetrics } from "./grpc-metrics.js"
+import type { HttpEndpoints } from "./listener.js"
 
 export { GrpcServerMetrics } from "./grpc-metrics.js"
+export type { HttpEndpoints } from "./listener.js"
 
 export interface MetricsSources {
   readonly grpc: GrpcServerMetrics
@@ -24,9 +26,12 @@ export interface MetricsSources {
   readonly memberId: bigint
 }
 
-/** Serves /metrics, /health, /livez and /readyz on `addrs` in the current scope; the bound URLs. */
-export const startMetricsListener = (
+/**
+ * The client port's handler of /metrics, /health, /livez, /readyz and /version, and the same
+ * endpoints (without /version) served on `addrs` in the current scope.
+ */
+export const startHttpEndpoints = (
   addrs: ReadonlyArray<ListenAddress>,
   sources: MetricsSources
-): Effect.Effect<ReadonlyArray<string>, ServeError, Scope.Scope> =>
+): Effect.Effect<HttpEndpoints, ServeError, Scope.Scope> =>
   Effect.flatMap(Effect.promise(() => import("./listener.js")), (listener) => listener.start(addrs, sources))

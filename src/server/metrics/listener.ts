@@ -1,22 +1,31 @@
 /**
- * A member's metrics listener: the collectors of every family it serves, over the HTTP server.
- * Loaded only when a listener is asked for (index.ts), with the HTTP stack it needs.
+ * A member's HTTP endpoints: the collectors of every family /metrics serves, the health counters,
+ * the client port's request handler and the --listen-metrics-urls listeners. Loaded when the
+ * server starts (index.ts), with the HTTP stack it needs.
  */
 import { Effect, type Scope } from "effect"
+import type * as Http from "node:http"
 import type { ListenAddress } from "../config.js"
 import type { ServeError } from "../serve-error.js"
 import { HealthCounters } from "./health.js"
-import { serveMetrics } from "./http.js"
+import { makeClientHandler, serveMetrics } from "./http.js"
 import type { MetricsSources } from "./index.js"
 import { mvccCollector } from "./mvcc-metrics.js"
 import { makeNodeCollector } from "./node-metrics.js"
 import { processCollector } from "./process-metrics.js"
 import { serverCollector } from "./server-metrics.js"
 
+export interface HttpEndpoints {
+  /** /metrics, /health, /livez, /readyz and /version for the client port's HTTP/1 side */
+  readonly handler: (req: Http.IncomingMessage, res: Http.ServerResponse) => void
+  /** the bound --listen-metrics-urls, in order */
+  readonly metricsUrls: ReadonlyArray<string>
+}
+
 export const start = (
   addrs: ReadonlyArray<ListenAddress>,
   sources: MetricsSources
-): Effect.Effect<ReadonlyArray<string>, ServeError, Scope.Scope> =>
+): Effect.Effect<HttpEndpoints, ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     const health = new HealthCounters()
     const collectors = [
@@ -26,5 +35,8 @@ export const start = (
       processCollector,
       yield* makeNodeCollector
     ]
-    return yield* serveMetrics(addrs, { collectors, store: sources.store, health })
+    const endpoints = { collectors, store: sources.store, health }
+    const handler = yield* makeClientHandler(endpoints, sources.version)
+    const metricsUrls = yield* serveMetrics(addrs, endpoints)
+    return { handler, metricsUrls }
   })

@@ -118,11 +118,7 @@ export class ServeProcess {
       "serve",
       ...(options.dataDir === undefined ? [] : ["--data-dir", options.dataDir]),
       ...(extra.includes("--listen-client-urls") ? [] : ["--listen-client-urls", `http://127.0.0.1:${port}`]),
-      // no metrics listener unless asked for: the program's default port (2381) would collide
-      // between servers started side by side
-      ...(extra.includes("--listen-metrics-urls") || options.env?.["ETCD_LISTEN_METRICS_URLS"] !== undefined
-        ? []
-        : ["--listen-metrics-urls", ""]),
+      // no extra metrics listener: none is the program's default, as etcd's
       ...extra
     ]
     const child = spawn(process.execPath, args, {
