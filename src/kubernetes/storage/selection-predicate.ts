@@ -3,24 +3,15 @@
  * selector over the attributes `getAttrs` extracts), plus the list's limit/continue and the watch's
  * allowWatchBookmarks. Matching is plain and synchronous: it runs once per event per watcher.
  */
+import { Either } from "effect"
+import * as Fields from "../api/fields.js"
+import type { FieldSelector } from "../api/fields.js"
+import * as Labels from "../api/labels.js"
+import type { LabelSelector } from "../api/labels.js"
 import type { KubeObject } from "../api/object-meta.js"
+import { type BadRequest, newBadRequest } from "../api/status.js"
 
-/** A parsed label selector (labels.Selector). */
-export interface LabelSelector {
-  readonly matches: (labels: Readonly<Record<string, string>>) => boolean
-  readonly empty: () => boolean
-  /** the canonical text (labels.Selector.String) */
-  readonly toString: () => string
-}
-
-/** A parsed field selector (fields.Selector). */
-export interface FieldSelector {
-  readonly matches: (fields: Readonly<Record<string, string>>) => boolean
-  readonly empty: () => boolean
-  /** the value `field` is required to equal (fields.Selector.RequiresExactMatch), if any */
-  readonly requiresExactMatch: (field: string) => string | undefined
-  readonly toString: () => string
-}
+export type { FieldSelector, LabelSelector }
 
 export interface Attrs {
   readonly labels: Readonly<Record<string, string>>
@@ -44,13 +35,8 @@ export interface SelectionPredicate {
   readonly indexFields?: ReadonlyArray<string>
 }
 
-export const everythingLabels: LabelSelector = { matches: () => true, empty: () => true, toString: () => "" }
-export const everythingFields: FieldSelector = {
-  matches: () => true,
-  empty: () => true,
-  requiresExactMatch: () => undefined,
-  toString: () => ""
-}
+export const everythingLabels: LabelSelector = Labels.everything
+export const everythingFields: FieldSelector = Fields.everything
 
 /** storage.DefaultClusterScopedAttr / DefaultNamespaceScopedAttr: labels, metadata.name, metadata.namespace. */
 export const defaultAttrs: AttrFunc = (obj) => {
@@ -86,3 +72,40 @@ export const matchesAttributes = (p: SelectionPredicate, attrs: Attrs): boolean 
 /** SelectionPredicate.MatchesSingle: the exact metadata.name asked for, unless continuing a list. */
 export const matchesSingle = (p: SelectionPredicate): string | undefined =>
   p.continue !== "" ? undefined : p.field.requiresExactMatch("metadata.name")
+
+/** A predicate from its parts (unset parts select everything). */
+export const selectionPredicate = (parts: Partial<SelectionPredicate>): SelectionPredicate => ({ ...Everything, ...parts })
+
+export interface PredicateQuery {
+  readonly labelSelector?: string | undefined
+  readonly fieldSelector?: string | undefined
+  readonly limit?: number | undefined
+  readonly continue?: string | undefined
+  readonly allowWatchBookmarks?: boolean | undefined
+  readonly getAttrs?: AttrFunc | undefined
+  /** the fields this resource can select on; others are refused ("field label not supported") */
+  readonly supportedFields?: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The predicate of a list or watch request's query, or the apiserver's 400 for a selector that
+ * does not parse (the message of labels.Parse / fields.ParseSelector, verbatim).
+ */
+export const parsePredicate = (q: PredicateQuery): Either.Either<SelectionPredicate, BadRequest> => {
+  const label = q.labelSelector === undefined || q.labelSelector === "" ? Either.right(Labels.everything) : Labels.parse(q.labelSelector)
+  if (Either.isLeft(label)) return Either.left(newBadRequest(label.left))
+  const field = q.fieldSelector === undefined || q.fieldSelector === "" ? Either.right(Fields.everything) : Fields.parseSelector(q.fieldSelector)
+  if (Either.isLeft(field)) return Either.left(newBadRequest(field.left))
+  if (q.supportedFields !== undefined) {
+    const unsupported = field.right.terms.find((t) => !q.supportedFields!.includes(t.field))
+    if (unsupported !== undefined) return Either.left(newBadRequest(Fields.fieldLabelNotSupported(unsupported.field)))
+  }
+  return Either.right({
+    label: label.right,
+    field: field.right,
+    getAttrs: q.getAttrs ?? defaultAttrs,
+    limit: q.limit ?? 0,
+    continue: q.continue ?? "",
+    allowWatchBookmarks: q.allowWatchBookmarks ?? false
+  })
+}
