@@ -45,9 +45,10 @@ export const httpStatusFromCode = (code: number): number => {
     case GrpcCode.Canceled:
       return 408
     case GrpcCode.InvalidArgument:
-    case GrpcCode.FailedPrecondition:
     case GrpcCode.OutOfRange:
       return 400
+    case GrpcCode.FailedPrecondition:
+      return 412
     case GrpcCode.DeadlineExceeded:
       return 504
     case GrpcCode.NotFound:
@@ -77,6 +78,7 @@ const STATUS_TEXT: Record<number, string> = {
   404: "Not Found",
   408: "Request Timeout",
   409: "Conflict",
+  412: "Precondition Failed",
   429: "Too Many Requests",
   500: "Internal Server Error",
   501: "Not Implemented",
