@@ -4,14 +4,14 @@
  * cmux shares it, by gRPC (HTTP/2) and HTTP/1.1 — the JSON gateway (gateway/) and etcd's
  * /metrics, /health, /version, /livez, /readyz (metrics/); see cmux.ts.
  *
- * Start-up: the member identity is read (and its term advanced, durably), the HTTP endpoints and
- * any --listen-metrics-urls listeners start, every client URL is bound (port 0 picks a free port;
- * the bound ports are in `EtcdServer.endpoints`), and the auto-compactor is forked. Any failure
- * is one `ServeError`/`BackendError` line.
+ * Start-up: the member identity is read (and its term advanced, durably), every client URL is
+ * bound (port 0 picks a free port; the bound ports are in `EtcdServer.endpoints`), the
+ * auto-compactor is forked, and any --listen-metrics-urls listeners start last. Any failure is
+ * one `ServeError`/`BackendError` line.
  *
- * Shutdown (scope close), in order: stop listening, refuse new calls, end every stream with
- * Unavailable "etcdserver: server stopped" (gateway streams too), let unary calls finish for a
- * grace period, close the HTTP/1 connections and the metrics listeners, close the gRPC transport
+ * Shutdown (scope close), in order: the metrics listeners close, stop listening, refuse new
+ * calls, end every stream with Unavailable "etcdserver: server stopped" (gateway streams too), let
+ * unary calls finish for a grace period, close the HTTP/1 connections, close the gRPC transport
  * (forcibly after a second); then the layers below close: lessor, watchable store, store, and the
  * backend, which flushes.
  */
@@ -152,8 +152,8 @@ export const layerServer = (
         })
       }
 
-      // etcd's HTTP endpoints and the --listen-metrics-urls listeners (metrics/)
-      const http = yield* startHttpEndpoints(metricsAddrs, {
+      // etcd's HTTP endpoints for the client port (metrics/); the metrics listeners start last
+      const http = yield* startHttpEndpoints({
         grpc: grpcMetrics,
         watchable,
         store,
@@ -196,7 +196,7 @@ export const layerServer = (
       if (config.autoCompaction !== undefined) {
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
-      const metricsUrls = http.metricsUrls
+      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs)
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,

@@ -8,8 +8,6 @@ import { Effect, type Scope } from "effect"
 import type { BackendShape } from "../../backend/backend.js"
 import type { MvccStoreShape } from "../../mvcc/kv.js"
 import type { WatchableStoreShape } from "../../watch/watchable-store.js"
-import type { ListenAddress } from "../config.js"
-import type { ServeError } from "../serve-error.js"
 import type { GrpcServerMetrics } from "./grpc-metrics.js"
 import type { HttpEndpoints } from "./listener.js"
 
@@ -27,11 +25,8 @@ export interface MetricsSources {
 }
 
 /**
- * The client port's handler of /metrics, /health, /livez, /readyz and /version, and the same
- * endpoints (without /version) served on `addrs` in the current scope.
+ * The client port's handler of /metrics, /health, /livez, /readyz and /version, and the
+ * --listen-metrics-urls listeners of the same endpoints (without /version), in the current scope.
  */
-export const startHttpEndpoints = (
-  addrs: ReadonlyArray<ListenAddress>,
-  sources: MetricsSources
-): Effect.Effect<HttpEndpoints, ServeError, Scope.Scope> =>
-  Effect.flatMap(Effect.promise(() => import("./listener.js")), (listener) => listener.start(addrs, sources))
+export const startHttpEndpoints = (sources: MetricsSources): Effect.Effect<HttpEndpoints, never, Scope.Scope> =>
+  Effect.flatMap(Effect.promise(() => import("./listener.js")), (listener) => listener.start(sources))

@@ -18,14 +18,15 @@ import { serverCollector } from "./server-metrics.js"
 export interface HttpEndpoints {
   /** /metrics, /health, /livez, /readyz and /version for the client port's HTTP/1 side */
   readonly handler: (req: Http.IncomingMessage, res: Http.ServerResponse) => void
-  /** the bound --listen-metrics-urls, in order */
-  readonly metricsUrls: ReadonlyArray<string>
+  /**
+   * Serves the endpoints (without /version) on the --listen-metrics-urls addresses in the current
+   * scope; the bound URLs, in order. The server calls it once the client URLs are bound: a
+   * /readyz that answered before clients can connect would lie.
+   */
+  readonly listen: (addrs: ReadonlyArray<ListenAddress>) => Effect.Effect<ReadonlyArray<string>, ServeError, Scope.Scope>
 }
 
-export const start = (
-  addrs: ReadonlyArray<ListenAddress>,
-  sources: MetricsSources
-): Effect.Effect<HttpEndpoints, ServeError, Scope.Scope> =>
+export const start = (sources: MetricsSources): Effect.Effect<HttpEndpoints, never, Scope.Scope> =>
   Effect.gen(function*() {
     const health = new HealthCounters()
     const collectors = [
@@ -37,6 +38,5 @@ export const start = (
     ]
     const endpoints = { collectors, store: sources.store, health }
     const handler = yield* makeClientHandler(endpoints, sources.version)
-    const metricsUrls = yield* serveMetrics(addrs, endpoints)
-    return { handler, metricsUrls }
+    return { handler, listen: (addrs) => serveMetrics(addrs, endpoints) }
   })
