@@ -1,0 +1,11 @@
+/** The storage conformance suite: every StorageService backend calls this once. */
+import type { Backend } from "./support.js"
+import { runStoreTests } from "./store-tests.js"
+import { runWatchTests } from "./watcher-tests.js"
+
+export const runStorageConformance = (backend: () => Backend) => {
+  runStoreTests(backend)
+  runWatchTests(backend)
+}
+
+export type { Backend } from "./support.js"
