@@ -107,6 +107,19 @@ const sendPlain = (res: Http.ServerResponse, status: number, text: string): void
   res.end(`${text}\n`)
 }
 
+/**
+ * Runs `f`, answering Internal instead of letting an exception reach node:http (which would end
+ * the process): the request's input is never trusted to be within what the code was tested with.
+ */
+const guarded = (res: Http.ServerResponse, f: () => void): void => {
+  try {
+    f()
+  } catch (e) {
+    const text = e instanceof RangeError ? "request nested too deeply" : e instanceof Error ? e.message : String(e)
+    sendError(res, GrpcCode.Internal, `etcd-effect: internal error: ${text}`)
+  }
+}
+
 /** The grpc-js codecs of a method (the Watch responses arrive pre-encoded: passed through). */
 const codec = (route: Route) => {
   const def = serviceDefinition(route.service)[route.method]!
@@ -184,7 +197,7 @@ const serveUnary = (
   res: Http.ServerResponse
 ): void =>
   // JSON text is larger than the message it encodes; the message's own limit is checked after
-  readBody(req, options.maxRequestBytes * 4 + 4096, (text) => {
+  readBody(req, options.maxRequestBytes * 4 + 4096, (text) => guarded(res, () => {
     if (text === undefined) {
       return sendError(res, GrpcCode.ResourceExhausted, "grpc: received message larger than max")
     }
@@ -197,19 +210,20 @@ const serveUnary = (
     res.once("close", () => {
       if (!res.writableFinished) call.cancel()
     })
-    handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, value) => {
-      if (err !== null && err !== undefined) {
-        return sendError(res, err.code ?? GrpcCode.Unknown, err.details ?? "")
-      }
-      const body = responseJson(c, value)
-      res.writeHead(200, {
-        "content-type": JSON_TYPE,
-        "grpc-metadata-content-type": "application/grpc",
-        "content-length": Buffer.byteLength(body)
-      })
-      res.end(body)
-    })
-  })
+    handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, value) =>
+      guarded(res, () => {
+        if (err !== null && err !== undefined) {
+          return sendError(res, err.code ?? GrpcCode.Unknown, err.details ?? "")
+        }
+        const body = responseJson(c, value)
+        res.writeHead(200, {
+          "content-type": JSON_TYPE,
+          "grpc-metadata-content-type": "application/grpc",
+          "content-length": Buffer.byteLength(body)
+        })
+        res.end(body)
+      }))
+  }))
 
 /**
  * A bidi call's surface (grpc-bridge.ts' readBatch/writeAll, end, emit('error')): an object-mode
@@ -261,8 +275,17 @@ const serveStream = (
   }
   const call = new StreamCall((message, done) => {
     if (res.destroyed || res.writableEnded) return done()
+    let line: string
+    try {
+      line = `{"result":${responseJson(c, message)}}\n`
+    } catch (e) {
+      // a response we cannot write (a bug): the stream ends as a failed one would
+      call.cancel()
+      finish(streamError(GrpcCode.Internal, `etcd-effect: internal error: ${e instanceof Error ? e.message : String(e)}`))
+      return done()
+    }
     startResponse()
-    const ok = res.write(`{"result":${responseJson(c, message)}}\n`)
+    const ok = res.write(line)
     if (ok) done()
     else res.once("drain", done)
   })
@@ -291,6 +314,13 @@ const serveStream = (
   let stopped = false
   const limit = options.maxRequestBytes * 4 + 4096
   const pump = (complete: boolean): void => {
+    try {
+      pumpRequests(complete)
+    } catch (e) {
+      fail(e instanceof RangeError ? "request nested too deeply" : e instanceof Error ? e.message : String(e))
+    }
+  }
+  const pumpRequests = (complete: boolean): void => {
     while (!stopped) {
       const next = decodeNext(text, pos, complete)
       if (next instanceof JsonSyntaxError) return fail(next.message)
@@ -374,3 +404,4 @@ export const makeGatewayHandler = (
     }
   }
 }
+

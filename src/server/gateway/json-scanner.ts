@@ -43,6 +43,13 @@ const isSpace = (c: string) => c === " " || c === "\t" || c === "\n" || c === "\
 const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9"
 const isHex = (c: string | undefined) => c !== undefined && /^[0-9a-fA-F]$/.test(c)
 
+/** encoding/json's maxNestingDepth. */
+export const MAX_DEPTH = 10000
+
+type Frame =
+  | { readonly kind: "object"; readonly start: number; readonly fields: Array<readonly [string, JsonValue]>; key: string }
+  | { readonly kind: "array"; readonly start: number; readonly items: Array<JsonValue> }
+
 class Parser {
   pos = 0
   constructor(readonly text: string) {}
@@ -58,15 +65,14 @@ class Parser {
     return c
   }
 
-  value(): JsonValue {
-    this.skipSpace()
+  /** One scalar at pos (after white space), or undefined at an object or array. */
+  scalar(): JsonValue | undefined {
     const start = this.pos
     const c = this.peek()
     switch (c) {
       case "{":
-        return this.object(start)
       case "[":
-        return this.array(start)
+        return undefined
       case "\"": {
         const value = this.string("in string literal")
         return { _tag: "string", raw: this.text.slice(start, this.pos), value }
@@ -84,6 +90,77 @@ class Parser {
         if (c === "-" || isDigit(c)) return this.number(start)
         throw invalid(c, "looking for beginning of value")
     }
+  }
+
+  /**
+   * One value. Objects and arrays are read with an explicit stack, not recursion: 10000 levels
+   * (Go's limit) would overflow the call stack.
+   */
+  value(): JsonValue {
+    const stack: Array<Frame> = []
+    for (;;) {
+      this.skipSpace()
+      let done: JsonValue | undefined = this.scalar()
+      if (done === undefined) {
+        // an object or array opens
+        const start = this.pos
+        const open = this.text[this.pos]!
+        if (stack.length >= MAX_DEPTH) throw invalid(open, "exceeded max depth")
+        this.pos++
+        this.skipSpace()
+        const frame: Frame = open === "{"
+          ? { kind: "object", start, fields: [], key: "" }
+          : { kind: "array", start, items: [] }
+        const close = open === "{" ? "}" : "]"
+        if (this.peek() === close) {
+          this.pos++
+          done = frame.kind === "object"
+            ? { _tag: "object", raw: this.text.slice(start, this.pos), fields: frame.fields }
+            : { _tag: "array", raw: this.text.slice(start, this.pos), items: frame.items }
+        } else {
+          if (frame.kind === "object") frame.key = this.key()
+          stack.push(frame)
+          continue
+        }
+      }
+      // a value is complete: it belongs to the innermost open container, which may close too
+      for (;;) {
+        const top = stack[stack.length - 1]
+        if (top === undefined) return done
+        if (top.kind === "object") top.fields.push([top.key, done])
+        else top.items.push(done)
+        this.skipSpace()
+        const next = this.peek()
+        this.pos++
+        if (top.kind === "object") {
+          if (next === ",") {
+            this.skipSpace()
+            top.key = this.key()
+            break
+          }
+          if (next !== "}") throw invalid(next, "after object key:value pair")
+          stack.pop()
+          done = { _tag: "object", raw: this.text.slice(top.start, this.pos), fields: top.fields }
+        } else {
+          if (next === ",") break
+          if (next !== "]") throw invalid(next, "after array element")
+          stack.pop()
+          done = { _tag: "array", raw: this.text.slice(top.start, this.pos), items: top.items }
+        }
+      }
+    }
+  }
+
+  /** An object key and its colon, at pos. */
+  key(): string {
+    const c = this.peek()
+    if (c !== "\"") throw invalid(c, "looking for beginning of object key string")
+    const key = this.string("in string literal")
+    this.skipSpace()
+    const colon = this.peek()
+    if (colon !== ":") throw invalid(colon, "after object key")
+    this.pos++
+    return key
   }
 
   literal(word: string): void {
@@ -153,50 +230,6 @@ class Parser {
       if (code >= 0xdc00 && prev >= 0xd800 && prev < 0xdc00) return s
       return "\uFFFD"
     })
-  }
-
-  object(start: number): JsonValue {
-    this.pos++
-    const fields: Array<readonly [string, JsonValue]> = []
-    this.skipSpace()
-    if (this.peek() === "}") {
-      this.pos++
-      return { _tag: "object", raw: this.text.slice(start, this.pos), fields }
-    }
-    for (;;) {
-      this.skipSpace()
-      const c = this.peek()
-      if (c !== "\"") throw invalid(c, "looking for beginning of object key string")
-      const key = this.string("in string literal")
-      this.skipSpace()
-      const colon = this.peek()
-      if (colon !== ":") throw invalid(colon, "after object key")
-      this.pos++
-      fields.push([key, this.value()])
-      this.skipSpace()
-      const next = this.peek()
-      this.pos++
-      if (next === "}") return { _tag: "object", raw: this.text.slice(start, this.pos), fields }
-      if (next !== ",") throw invalid(next, "after object key:value pair")
-    }
-  }
-
-  array(start: number): JsonValue {
-    this.pos++
-    const items: Array<JsonValue> = []
-    this.skipSpace()
-    if (this.peek() === "]") {
-      this.pos++
-      return { _tag: "array", raw: this.text.slice(start, this.pos), items }
-    }
-    for (;;) {
-      items.push(this.value())
-      this.skipSpace()
-      const next = this.peek()
-      this.pos++
-      if (next === "]") return { _tag: "array", raw: this.text.slice(start, this.pos), items }
-      if (next !== ",") throw invalid(next, "after array element")
-    }
   }
 }
 
