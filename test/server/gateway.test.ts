@@ -1,7 +1,7 @@
 /**
  * The JSON gateway and etcd's HTTP endpoints on the client port, against a real etcd 3.4.23:
- * the same requests (curl's, through fetch) to both, and the same status, Content-Type and body
- * back — after masking what differs by nature: cluster and member ids, raft term and index, the
+ * the same requests (curl's, through fetch) to both, and the same status, Content-Type, forwarded
+ * gRPC metadata header, Trailer header and body back — after masking what differs by nature: cluster and member ids, raft term and index, the
  * version, db sizes, hashes, peer URLs and a live lease's remaining TTL. Every gateway path is
  * covered, with the errors a client can cause (bad JSON, wrong types, bad base64, unknown enum
  * names, key not provided, lease not found, compacted and future revisions, unknown paths and
@@ -18,6 +18,9 @@ import { eventually, type InProcessServer, startInProcess } from "./support/in-p
 interface Reply {
   readonly status: number
   readonly contentType: string | null
+  /** the gRPC call's header and trailer metadata grpc-gateway forwards */
+  readonly grpcMetadata: string | null
+  readonly trailer: string | null
   readonly body: string
 }
 
@@ -25,7 +28,13 @@ const b64 = (s: string) => Buffer.from(s).toString("base64")
 
 const request = async (base: string, path: string, body: string | undefined, method = "POST"): Promise<Reply> => {
   const res = await fetch(`${base}${path}`, { method, ...(body === undefined ? {} : { body }) })
-  return { status: res.status, contentType: res.headers.get("content-type"), body: await res.text() }
+  return {
+    status: res.status,
+    contentType: res.headers.get("content-type"),
+    grpcMetadata: res.headers.get("grpc-metadata-content-type"),
+    trailer: res.headers.get("trailer"),
+    body: await res.text()
+  }
 }
 
 /** Masks what legitimately differs between two members (see the module comment). */
@@ -55,7 +64,7 @@ const normalize = (path: string, reply: Reply): unknown => {
   if (path.endsWith("lease/leases") && Array.isArray(body["leases"])) {
     body["leases"] = [...body["leases"]].sort((a, b) => (BigInt(a.ID) < BigInt(b.ID) ? -1 : 1))
   }
-  return { status: reply.status, contentType: reply.contentType, body }
+  return { ...reply, body }
 }
 
 /** A watch over the gateway: the response's lines as they arrive. */
@@ -96,7 +105,9 @@ class GatewayWatch {
   /** The first `n` lines, once they have arrived. */
   async take(n: number): Promise<Array<unknown>> {
     await eventually(() => this.lines.length >= n || this.ended, 10_000, `${n} watch lines`)
-    return this.lines.slice(0, n).map((l) => normalize("watch", { status: 200, contentType: "application/json", body: l }))
+    return this.lines.slice(0, n).map((l) =>
+      normalize("watch", { status: 200, contentType: "application/json", grpcMetadata: null, trailer: null, body: l })
+    )
   }
 
   async close(): Promise<void> {

@@ -94,10 +94,19 @@ const errorBody = (code: number, message: string): string => {
   return `{"error":${m},"message":${m},"code":${code}}`
 }
 
-const sendError = (res: Http.ServerResponse, code: number, message: string): void => {
+/**
+ * An error answer. One the gRPC call returned also carries, as grpc-gateway forwards the call's
+ * trailers, `Grpc-Trailer-Content-Type` (so the body is chunked, as etcd's is).
+ */
+const sendError = (res: Http.ServerResponse, code: number, message: string, fromCall = false): void => {
   if (res.headersSent) return void res.end()
   const body = errorBody(code, message)
-  res.writeHead(httpStatusFromCode(code), { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body) })
+  if (fromCall) {
+    res.writeHead(httpStatusFromCode(code), { "content-type": JSON_TYPE, trailer: "Grpc-Trailer-Content-Type" })
+    res.addTrailers({ "Grpc-Trailer-Content-Type": "application/grpc" })
+  } else {
+    res.writeHead(httpStatusFromCode(code), { "content-type": JSON_TYPE, "content-length": Buffer.byteLength(body) })
+  }
   res.end(body)
 }
 
@@ -213,7 +222,7 @@ const serveUnary = (
     handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, value) =>
       guarded(res, () => {
         if (err !== null && err !== undefined) {
-          return sendError(res, err.code ?? GrpcCode.Unknown, err.details ?? "")
+          return sendError(res, err.code ?? GrpcCode.Unknown, err.details ?? "", true)
         }
         const body = responseJson(c, value)
         res.writeHead(200, {
@@ -265,11 +274,13 @@ const serveStream = (
   req: Http.IncomingMessage,
   res: Http.ServerResponse
 ): void => {
+  let sentRequest = false
   const startResponse = () => {
     if (res.headersSent) return
+    // grpc-gateway reads the call's header metadata only once a request went out
     res.writeHead(200, {
       "content-type": JSON_TYPE,
-      "grpc-metadata-content-type": "application/grpc",
+      ...(sentRequest ? { "grpc-metadata-content-type": "application/grpc" } : {}),
       "transfer-encoding": "chunked"
     })
   }
@@ -333,6 +344,7 @@ const serveStream = (
       const request = toRequest(c, next.value, options.maxRequestBytes)
       if ("error" in request) return fail(request.error)
       start()
+      sentRequest = true
       call.push(request.ok)
     }
   }
