@@ -214,7 +214,8 @@ const serveUnary = (
     if (next instanceof JsonSyntaxError) return sendError(res, GrpcCode.InvalidArgument, next.message)
     const value: JsonValue = next._tag === "Value" ? next.value : { _tag: "object", raw: "{}", fields: [] }
     const request = toRequest(c, value, options.maxRequestBytes)
-    if ("error" in request) return sendError(res, request.code, request.error)
+    // a message over the gRPC limit is the call's error in etcd (its server refuses it)
+    if ("error" in request) return sendError(res, request.code, request.error, request.code !== GrpcCode.InvalidArgument)
     const call = new UnaryCall(request.ok)
     res.once("close", () => {
       if (!res.writableFinished) call.cancel()
