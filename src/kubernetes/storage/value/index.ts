@@ -1,11 +1,11 @@
 /**
  * Encryption at rest (k8s.io/apiserver/pkg/storage/value): transformers and the
- * EncryptionConfiguration file.
+ * EncryptionConfiguration file (--encryption-provider-config).
  */
 export { type FromStorageResult, identity, type ValueTransformer } from "./transformer.js"
-export { encryptCheck } from "./identity.js"
-export { aesCBC, aesGCM } from "./aes.js"
-export { type PrefixTransformer, prefixTransformers } from "./prefix.js"
+export { encryptCheck, hasPrefix } from "./identity.js"
+export { AES_BLOCK_SIZE, AES_KEY_SIZES, aesCBC, aesGCM, GCM_NONCE_SIZE, GCM_TAG_SIZE } from "./aes.js"
+export { aggregateMessage, errNoMatchingTransformer, type PrefixTransformer, prefixTransformers } from "./prefix.js"
 export {
   type EncryptionConfig,
   EncryptionConfigError,
@@ -13,5 +13,8 @@ export {
   fromConfiguration,
   loadEncryptionConfig,
   parseEncryptionConfig,
-  resourceMatches
+  parseGroupResource,
+  ResourceTransformers,
+  transformerFor,
+  validateEncryptionConfiguration
 } from "./encryption-config.js"
