@@ -11,6 +11,7 @@
  * events from puts, cancel from a second request in the body, a compacted start revision, a bad
  * first request; closing the connection cancels the watch on our side.
  */
+import * as Http from "node:http"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
 import { eventually, type InProcessServer, startInProcess } from "./support/in-process.js"
@@ -26,16 +27,30 @@ interface Reply {
 
 const b64 = (s: string) => Buffer.from(s).toString("base64")
 
-const request = async (base: string, path: string, body: string | undefined, method = "POST"): Promise<Reply> => {
-  const res = await fetch(`${base}${path}`, { method, ...(body === undefined ? {} : { body }) })
-  return {
-    status: res.status,
-    contentType: res.headers.get("content-type"),
-    grpcMetadata: res.headers.get("grpc-metadata-content-type"),
-    trailer: res.headers.get("trailer"),
-    body: await res.text()
-  }
-}
+/** One request on its own connection, as one curl invocation sends it. */
+const request = (base: string, path: string, body: string | undefined, method = "POST"): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = Http.request(`${base}${path}`, { method, agent: false }, (res) => {
+      const chunks: Array<Buffer> = []
+      res.on("data", (c: Buffer) => chunks.push(c))
+      res.on("error", reject)
+      res.on("end", () => {
+        const header = (name: string) => {
+          const v = res.headers[name]
+          return v === undefined ? null : Array.isArray(v) ? v.join(", ") : v
+        }
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: header("content-type"),
+          grpcMetadata: header("grpc-metadata-content-type"),
+          trailer: header("trailer"),
+          body: Buffer.concat(chunks).toString("utf8")
+        })
+      })
+    })
+    req.on("error", reject)
+    req.end(body)
+  })
 
 /** Masks what legitimately differs between two members (see the module comment). */
 const normalize = (path: string, reply: Reply): unknown => {
