@@ -96,16 +96,34 @@ const sync = (
   )
 }
 
-/** The etcd watch's responses as internal events; a response without prev_kv where one is needed fails. */
-const fromResponse = (r: WatchResponse): Either.Either<ReadonlyArray<WatchChanEvent>, StatusError> => {
-  if (r.progressNotify) return Either.right([progressNotifyEvent(r.header.revision)])
-  const out: Array<WatchChanEvent> = []
-  for (const e of r.events) {
-    const parsed = parseEvent(e)
-    if (typeof parsed === "string") return Either.left(newInternalError(parsed))
-    out.push(parsed)
+/** A response that could not be parsed: the transform turns it into the ERROR that ends the watch. */
+class ParseFailure {
+  constructor(readonly error: StatusError) {}
+}
+
+type Incoming = WatchChanEvent | ParseFailure
+
+/**
+ * The etcd watch's responses as internal events, a chunk of responses at a time (no Effect per
+ * response); an update or delete without its prev_kv becomes a ParseFailure and nothing after it.
+ */
+const fromResponses = (responses: Chunk.Chunk<WatchResponse>): Chunk.Chunk<Incoming> => {
+  const out: Array<Incoming> = []
+  for (const r of responses) {
+    if (r.progressNotify) {
+      out.push(progressNotifyEvent(r.header.revision))
+      continue
+    }
+    for (const e of r.events) {
+      const parsed = parseEvent(e)
+      if (typeof parsed === "string") {
+        out.push(new ParseFailure(newInternalError(parsed)))
+        return Chunk.unsafeFromArray(out)
+      }
+      out.push(parsed)
+    }
   }
-  return Either.right(out)
+  return Chunk.unsafeFromArray(out)
 }
 
 /**
@@ -148,7 +166,7 @@ export const watchChan = (
     })
   )
 
-  const live: Stream.Stream<WatchChanEvent, StatusError> = Stream.suspend(() =>
+  const live: Stream.Stream<Incoming, StatusError> = Stream.suspend(() =>
     deps.client
       .watch(preparedKey, {
         prefix: recursive,
@@ -159,12 +177,11 @@ export const watchChan = (
       })
       .pipe(
         Stream.mapError(interpretWatchError),
-        Stream.mapEffect((r) => fromResponse(r)),
-        Stream.flattenIterables
+        Stream.mapChunks(fromResponses)
       )
   )
 
-  const startWatching = Stream.concat(initial, live)
+  const startWatching: Stream.Stream<Incoming, StatusError> = Stream.concat(initial, live)
 
   const transformer = makeTransform(deps, pred)
   return startWatching.pipe(
@@ -179,10 +196,10 @@ export const watchChan = (
 type Transform = (e: WatchChanEvent) => WatchEvent | undefined
 
 /** processEvents: one chunk at a time, synchronously; the first error ends the chunk with ERROR. */
-const transformChunk = (transform: Transform, chunk: Chunk.Chunk<WatchChanEvent>): Chunk.Chunk<WatchEvent> => {
+const transformChunk = (transform: Transform, chunk: Chunk.Chunk<Incoming>): Chunk.Chunk<WatchEvent> => {
   const out: Array<WatchEvent> = []
   for (const e of chunk) {
-    const res = transform(e)
+    const res = e instanceof ParseFailure ? errorEvent(toStatus(e.error)) : transform(e)
     if (res === undefined) continue
     out.push(res)
     if (res.type === "ERROR") break
