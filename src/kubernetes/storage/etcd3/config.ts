@@ -15,7 +15,7 @@ export interface Etcd3StoreConfig {
   readonly resourcePrefix: string
   /** the resource, for error messages: pods "foo" not found */
   readonly groupResource: GroupResource
-  /** encryption at rest; default identity */
+  /** encryption at rest; default identity that refuses encrypted data (the apiserver's default) */
   readonly transformer?: ValueTransformer | undefined
   /** labels and fields of an object for predicates; default metadata.name / metadata.namespace */
   readonly getAttrs?: AttrFunc | undefined

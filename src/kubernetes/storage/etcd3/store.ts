@@ -35,7 +35,8 @@ import {
   type ValidateDeletion
 } from "../interfaces.js"
 import { Everything, isEmpty, matches } from "../selection-predicate.js"
-import { identity, type ValueTransformer } from "../value/transformer.js"
+import { encryptCheck } from "../value/identity.js"
+import type { ValueTransformer } from "../value/transformer.js"
 import { parseResourceVersion } from "../versioner.js"
 import { readCompactRevision } from "./compact.js"
 import type { Etcd3StoreConfig } from "./config.js"
@@ -108,7 +109,8 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
   const pathPrefix = normalizePathPrefix(config.pathPrefix)
   const resourcePrefix = config.resourcePrefix
   const gr: GroupResource = config.groupResource
-  const transformer: ValueTransformer = config.transformer ?? identity
+  // the apiserver's default: plain values, but encrypted data is refused rather than served as an object
+  const transformer: ValueTransformer = config.transformer ?? encryptCheck
   const leases = makeLeaseManager(client)
   let lastCompactRevision = 0n
 
