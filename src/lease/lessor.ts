@@ -152,7 +152,7 @@ const make = (config: LessorConfig) =>
       )
 
     // --- recovery: records → leases, store keys → attachments, then fresh countdowns ---
-    const orphans = yield* Effect.sync(() => {
+    const orphans = yield* store.attachLessor(() => {
       const records: Array<LeaseRecord> = []
       for (const [k, v] of backend.range("lease", new Uint8Array(0), undefined)) {
         let r: LeaseRecord
@@ -176,11 +176,9 @@ const make = (config: LessorConfig) =>
         attach: (id, key) => core.attach(id, key),
         detach: (id, key) => core.detach(id, key)
       }
-      store.setLeaseAttachments(attachments)
       core.promote(now(), Duration.toMillis(config.promoteExtend))
-      return orphans
+      return { lessor: attachments, value: orphans }
     })
-    yield* Effect.addFinalizer(() => Effect.sync(() => store.setLeaseAttachments(undefined)))
     if (orphans.length > 0) {
       // etcd logs and keeps such keys ("failed to attach a lease"); they then never expire.
       yield* Effect.logWarning("keys attached to leases that do not exist").pipe(

@@ -6,7 +6,7 @@
  * Request and response shapes follow etcdserverpb (rpc.proto) field for field, in camelCase, with
  * revisions as numbers and lease ids as bigint. `kvstore.ts` implements it; `layer` there builds it.
  */
-import { Context, type Effect } from "effect"
+import { Context, type Effect, type Scope } from "effect"
 import type { WriteOp } from "../backend/backend.js"
 import type { EtcdError } from "../errors.js"
 import type { Event, KeyValue } from "./key-value.js"
@@ -140,8 +140,15 @@ export interface MvccStoreShape {
   /** Sets the watermark at once; with `physical` waits until superseded revisions are removed. */
   readonly compact: (revision: number, physical?: boolean) => Effect.Effect<CompactResponse, EtcdError>
 
-  /** Installs the single commit listener (the watchable store); replaces any previous one. */
-  readonly setCommitListener: (listener: CommitListener | undefined) => void
+  /**
+   * Subscribes a commit listener for the life of the current scope (the watchable store; several
+   * may listen). Listeners run synchronously, in subscription order, once per committed revision.
+   * One that throws breaks the watch guarantee (some watcher would miss an acknowledged revision):
+   * the store stops — every later request fails — and the write that committed dies with it.
+   */
+  readonly subscribeCommits: (listener: CommitListener) => Effect.Effect<void, never, Scope.Scope>
+  /** subscribeCommits without a scope: returns the unsubscribe (for tests and plain callers). */
+  readonly addCommitListener: (listener: CommitListener) => () => void
   /**
    * Events of every revision in [from, to] read from the history, in (main, sub) order, at most
    * `maxRevisions` distinct revisions when given. DELETE kvs are tombstone-shaped. Synchronous.
@@ -161,8 +168,15 @@ export interface MvccStoreShape {
     extra?: ReadonlyArray<WriteOp>
   ) => Effect.Effect<DeleteRangeResponse, EtcdError>
 
-  /** Plugs the lessor in (src/lease); the store then checks, attaches and detaches leases. */
-  readonly setLeaseAttachments: (lessor: LeaseAttachments | undefined) => void
+  /**
+   * Plugs the lessor in (src/lease) for the life of the current scope; the store then checks,
+   * attaches and detaches leases. `setup` runs in the same synchronous step (no write can come
+   * between the lessor reading `keysWithLease` and the store starting to report attachments).
+   * A store has one lessor: a second at the same time is a defect.
+   */
+  readonly attachLessor: <A>(
+    setup: () => { readonly lessor: LeaseAttachments; readonly value: A }
+  ) => Effect.Effect<A, never, Scope.Scope>
   /** Every live key with a non-zero lease, for the lessor to rebuild its attachments on start. */
   readonly keysWithLease: () => ReadonlyArray<{ readonly key: Uint8Array; readonly lease: bigint }>
 }

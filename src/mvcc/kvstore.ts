@@ -170,7 +170,7 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
     core.headRev = currentRev
     core.committedRev = currentRev
 
-    let listener: CommitListener | undefined
+    const listeners = new Set<CommitListener>()
     const pending: Array<PendingRevision> = []
     /** set once the store can no longer serve: backend failure or closed scope */
     let stopped: EtcdError | undefined
@@ -183,7 +183,7 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
       while (pending.length > 0 && pending[0]!.rev <= r) {
         const p = pending.shift()!
         core.committedRev = p.rev
-        if (listener !== undefined) {
+        for (const listener of listeners) {
           try {
             listener(p.rev, p.events)
           } catch (e) {
@@ -223,7 +223,10 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
           commitThrough(rev)
           return Effect.void
         } catch (e) {
-          return Effect.logError("mvcc: commit listener threw", e)
+          // a watcher may have missed this acknowledged revision: serving on would break the watch
+          // guarantee, so the store stops and the failure is a defect, not a log line
+          fail()
+          return Effect.zipRight(Effect.logError("mvcc: commit listener threw; store stopped", e), Effect.die(e))
         }
       })
 
@@ -475,15 +478,41 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
       deleteRange,
       txn,
       compact,
-      setCommitListener: (l) => {
-        listener = l
+      subscribeCommits: (l) =>
+        Effect.acquireRelease(
+          Effect.sync(() => {
+            listeners.add(l)
+          }),
+          () =>
+            Effect.sync(() => {
+              listeners.delete(l)
+            })
+        ),
+      addCommitListener: (l) => {
+        listeners.add(l)
+        return () => {
+          listeners.delete(l)
+        }
       },
       eventsBetween,
       getAt,
       deleteKeys,
-      setLeaseAttachments: (l: LeaseAttachments | undefined) => {
-        core.lessor = l
-      },
+      attachLessor: <A>(setup: () => { readonly lessor: LeaseAttachments; readonly value: A }) =>
+        Effect.map(
+          Effect.acquireRelease(
+            Effect.suspend(() => {
+              if (core.lessor !== undefined) return Effect.dieMessage("mvcc: a lessor is already attached to this store")
+              const r = setup()
+              core.lessor = r.lessor
+              return Effect.succeed(r)
+            }),
+            (r) =>
+              Effect.sync(() => {
+                if (core.lessor === r.lessor) core.lessor = undefined
+              })
+          ),
+          (r) => r.value
+        ),
       keysWithLease
     }
     return shape

@@ -352,13 +352,13 @@ export const make = (
       }
     }
 
-    store.setCommitListener(notify)
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
-        store.setCommitListener(undefined)
         for (const s of Array.from(streams)) s.unsafeClose()
       })
     )
+    // after the finalizer above, so it is removed first: no commit reaches closing streams
+    yield* store.subscribeCommits(notify)
     yield* Effect.forkScoped(syncWatchersLoop)
     yield* Effect.forkScoped(syncVictimsLoop)
 

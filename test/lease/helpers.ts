@@ -42,7 +42,7 @@ export interface Commit {
 /** Installs a commit listener on the store and returns the growing log of committed revisions. */
 export const recordCommits: Effect.Effect<Array<Commit>, never, MvccStore> = Effect.map(MvccStore, (store) => {
   const log: Array<Commit> = []
-  store.setCommitListener((rev, events) => {
+  store.addCommitListener((rev, events) => {
     log.push({ rev, events: [...events] })
   })
   return log

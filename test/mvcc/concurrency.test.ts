@@ -23,7 +23,7 @@ it.live("concurrent writers: one revision each, committed and announced in order
         const announced: Array<[number, ReadonlyArray<MEvent>]> = []
         const revs: Array<number> = []
         const invisible: Array<number> = []
-        st.setCommitListener((rev, evs) => {
+        st.addCommitListener((rev, evs) => {
           // visible before the listener runs (a throw here would only be logged by the store)
           if (st.rev() !== rev) invisible.push(rev)
           announced.push([rev, evs.map(nEvent)])

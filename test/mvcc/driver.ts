@@ -273,11 +273,16 @@ export const open = (layer: Layer.Layer<MvccStore, unknown>, h?: Harness): Effec
     const scope = yield* Scope.make()
     const ctx = yield* Layer.buildWithScope(layer, scope).pipe(Effect.orDie)
     const store: MvccStoreShape = Context.get(ctx, MvccStore)
-    const lessor = new FakeLessor()
-    for (const { key, lease } of store.keysWithLease()) lessor.attached.set(s(key), lease)
-    store.setLeaseAttachments(lessor)
+    const lessor = yield* Scope.extend(
+      store.attachLessor(() => {
+        const l = new FakeLessor()
+        for (const { key, lease } of store.keysWithLease()) l.attached.set(s(key), lease)
+        return { lessor: l, value: l }
+      }),
+      scope
+    )
     const events = h?.events ?? new Map<number, ReadonlyArray<MEvent>>()
-    store.setCommitListener((rev, evs) => {
+    store.addCommitListener((rev, evs) => {
       if (events.has(rev)) throw new Error(`revision ${rev} committed twice`)
       events.set(rev, evs.map(nEvent))
     })

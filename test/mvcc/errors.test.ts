@@ -250,7 +250,7 @@ describe("leases", () => {
       const msg = "etcdserver: requested lease not found"
       // no lessor installed: every lease is unknown
       yield* failsWith(st.put({ key: b("k"), value: b("v"), lease: 1n }), msg, GrpcCode.NotFound)
-      st.setLeaseAttachments(new FakeLessor())
+      yield* st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined }))
       yield* failsWith(st.put({ key: b("k"), value: b("v"), lease: 3n }), msg, GrpcCode.NotFound)
       yield* failsWith(
         st.txn({ compare: [], success: [{ _tag: "Put", request: { key: b("k"), lease: 9n } }], failure: [] }),
@@ -264,7 +264,7 @@ describe("leases", () => {
         failure: [{ _tag: "Put", request: { key: b("k"), lease: 9n } }]
       })
       expect(ok.succeeded).toBe(true)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.scoped, Effect.provide(memoryStore())))
 })
 
 describe("request size (--max-request-bytes)", () => {

@@ -28,7 +28,7 @@ describe("durability and visibility", () => {
     return Effect.gen(function* () {
       const st = yield* MvccStore
       const seen: Array<[number, Array<unknown>]> = []
-      st.setCommitListener((rev, evs) => seen.push([rev, evs.map(nEvent)]))
+      st.addCommitListener((rev, evs) => seen.push([rev, evs.map(nEvent)]))
       const f = yield* Effect.fork(st.put({ key: b("a"), value: b("1") }))
       yield* Effect.yieldNow()
       expect(gate.pending()).toBe(1)
@@ -60,7 +60,7 @@ describe("durability and visibility", () => {
     return Effect.gen(function* () {
       const st = yield* MvccStore
       const order: Array<number> = []
-      st.setCommitListener((rev) => order.push(rev))
+      st.addCommitListener((rev) => order.push(rev))
       const fibers = []
       for (let i = 0; i < 5; i++) fibers.push(yield* Effect.fork(st.put({ key: b(`k${i}`), value: b("v") })))
       yield* Effect.yieldNow()
@@ -104,7 +104,7 @@ describe("durability and visibility", () => {
     return Effect.gen(function* () {
       const st = yield* MvccStore
       const announced: Array<number> = []
-      st.setCommitListener((rev) => announced.push(rev))
+      st.addCommitListener((rev) => announced.push(rev))
       const ok = yield* Effect.fork(st.put({ key: b("a"), value: b("1") }))
       yield* Effect.yieldNow()
       yield* gate.release()
@@ -143,7 +143,7 @@ describe("etcd semantics by example", () => {
     Effect.gen(function* () {
       const st = yield* MvccStore
       const events: Array<ReadonlyArray<Event>> = []
-      st.setCommitListener((_rev, evs) => events.push(evs))
+      st.addCommitListener((_rev, evs) => events.push(evs))
       yield* st.put({ key: b("c"), value: b("old") })
       const res = yield* st.txn({
         compare: [],
@@ -245,7 +245,7 @@ describe("etcd semantics by example", () => {
     Effect.gen(function* () {
       const st = yield* MvccStore
       const lessor = new FakeLessor()
-      st.setLeaseAttachments(lessor)
+      yield* st.attachLessor(() => ({ lessor, value: undefined }))
       yield* st.put({ key: b("k"), value: b("v1"), lease: 1n })
       const p = yield* st.put({ key: b("k"), lease: 2n, ignoreValue: true, prevKv: true })
       expect(p.prevKv && nkv(p.prevKv)).toEqual({ key: "k", create: 2, mod: 2, version: 1, value: "v1", lease: "1" })
@@ -256,7 +256,7 @@ describe("etcd semantics by example", () => {
       yield* st.deleteRange({ key: b("k") })
       expect(lessor.snapshot()).toEqual({})
       expect(lessor.violations).toEqual([])
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.scoped, Effect.provide(memoryStore())))
 
   it.effect("keys and values are copied: the caller may reuse its buffers", () =>
     Effect.gen(function* () {
@@ -264,7 +264,7 @@ describe("etcd semantics by example", () => {
       const key = Buffer.from("key")
       const value = Buffer.from("value")
       const events: Array<Event> = []
-      st.setCommitListener((_r, evs) => events.push(...evs))
+      st.addCommitListener((_r, evs) => events.push(...evs))
       yield* st.put({ key, value })
       key.fill(0x41)
       value.fill(0x42)
@@ -280,7 +280,7 @@ describe("deleteKeys (lease revoke)", () => {
     return Effect.gen(function* () {
       const st = yield* MvccStore
       const events: Array<[number, ReadonlyArray<Event>]> = []
-      st.setCommitListener((rev, evs) => events.push([rev, evs]))
+      st.addCommitListener((rev, evs) => events.push([rev, evs]))
       for (const k of ["c", "a", "b"]) {
         const f = yield* Effect.fork(st.put({ key: b(k) }))
         yield* Effect.yieldNow()

@@ -29,8 +29,8 @@ describe("restart (LMDB)", () => {
     const { dir, cleanup } = tempDir()
     return Effect.gen(function* () {
       const before = yield* withStore(dir, (st) =>
-        Effect.gen(function* () {
-          st.setLeaseAttachments(new FakeLessor())
+        Effect.scoped(Effect.gen(function* () {
+          yield* st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined }))
           yield* st.put({ key: b("a"), value: b("1") }) // 2
           yield* st.put({ key: b("b"), value: b("2"), lease: 1n }) // 3
           yield* st.put({ key: b("a"), value: b("3") }) // 4
@@ -50,7 +50,7 @@ describe("restart (LMDB)", () => {
           const history = []
           for (let r = 6; r <= 8; r++) history.push((yield* st.range({ ...everything, revision: r })).kvs.map(nkv))
           return { rev: st.rev(), compact: st.compactRevision(), history, events: st.eventsBetween(7, 8).map(nEvent) }
-        })
+        }))
       )
       expect([before.rev, before.compact]).toEqual([8, 6])
       const after = yield* withStore(dir, (st) =>
