@@ -132,7 +132,7 @@ const guarded = (res: Http.ServerResponse, f: () => void): void => {
 /** The grpc-js codecs of a method (the Watch responses arrive pre-encoded: passed through). */
 const codec = (route: Route) => {
   const def = serviceDefinition(route.service)[route.method]!
-  const method = root.lookupService(`etcdserverpb.${route.service}`).methods[route.method]!.resolve() as protobufjs.Method
+  const method = root().lookupService(`etcdserverpb.${route.service}`).methods[route.method]!.resolve() as protobufjs.Method
   return {
     def,
     requestType: method.resolvedRequestType!,

@@ -20,15 +20,22 @@ import { protoDir } from "../../proto/load.js"
 import { Base64Error, decodeStdBase64 } from "./base64.js"
 import { type JsonValue, JsonSyntaxError, unmarshal } from "./json-scanner.js"
 
-/** etcdserverpb, mvccpb and authpb as protobufjs reflection (field order, types, enums). */
-export const root: protobufjs.Root = (() => {
-  const r = new protobufjs.Root().loadSync(join(protoDir, "rpc.proto"), { keepCase: true })
-  r.resolveAll()
-  return r
-})()
+let loaded: protobufjs.Root | undefined
+
+/**
+ * etcdserverpb, mvccpb and authpb as protobufjs reflection (field order, types, enums), parsed on
+ * first use: a program that never sees a gateway request does not pay for it.
+ */
+export const root = (): protobufjs.Root => {
+  if (loaded === undefined) {
+    loaded = new protobufjs.Root().loadSync(join(protoDir, "rpc.proto"), { keepCase: true })
+    loaded.resolveAll()
+  }
+  return loaded
+}
 
 /** A message type by full name ("etcdserverpb.RangeRequest"). */
-export const messageType = (name: string): protobufjs.Type => root.lookupType(name)
+export const messageType = (name: string): protobufjs.Type => root().lookupType(name)
 
 // ---------------------------------------------------------------------------------------------
 // reading
