@@ -1,12 +1,12 @@
 /**
  * The JSON codec of stored objects (runtime.Codec for JSON): bytes ↔ KubeObject, validated with the
  * KubeObject schema. Encoding drops metadata.resourceVersion (it is the etcd revision, set on read).
- * Decoding is per event on the watch path, so it is one JSON.parse plus one compiled schema check.
+ * Decoding is per event on the watch path, so it is one JSON.parse plus the schema's guard, written
+ * out (isKubeObject); the schema decoder runs only to explain a failure.
  */
 import { Either, ParseResult, Schema } from "effect"
-import { KubeObject } from "./object-meta.js"
+import { isKubeObject, KubeObject } from "./object-meta.js"
 
-const isKubeObject = Schema.is(KubeObject)
 const validate = Schema.decodeUnknownEither(KubeObject)
 const encoder = new TextEncoder()
 const decoder = new TextDecoder("utf-8", { fatal: true })

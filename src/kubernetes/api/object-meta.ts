@@ -63,3 +63,42 @@ export const withResourceVersion = (obj: KubeObject, rv: bigint | string): KubeO
   ...obj,
   metadata: { ...obj.metadata, resourceVersion: typeof rv === "string" ? rv : rv.toString() }
 })
+
+// ---- the decode fast path ----
+
+const isPlainRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const optString = (u: unknown) => u === undefined || typeof u === "string"
+const optNullString = (u: unknown) => u === undefined || u === null || typeof u === "string"
+const optNullNumber = (u: unknown) => u === undefined || u === null || typeof u === "number"
+const optNullStringMap = (u: unknown) => {
+  if (u === undefined || u === null) return true
+  if (!isPlainRecord(u)) return false
+  for (const k in u) if (typeof u[k] !== "string") return false
+  return true
+}
+const optNullArray = (u: unknown, item?: (v: unknown) => boolean) => {
+  if (u === undefined || u === null) return true
+  if (!Array.isArray(u)) return false
+  if (item !== undefined) for (const v of u) if (!item(v)) return false
+  return true
+}
+
+/**
+ * `Schema.is(KubeObject)`, written out: the watch path checks every object it decodes, and the
+ * generic guard costs more than the JSON.parse before it. test/kubernetes/api/object-meta.test.ts
+ * checks that both agree on arbitrary values; the schema stays the definition and explains failures.
+ */
+export const isKubeObject = (u: unknown): u is KubeObject => {
+  if (!isPlainRecord(u)) return false
+  if (!optString(u["apiVersion"]) || !optString(u["kind"])) return false
+  const m = u["metadata"]
+  if (!isPlainRecord(m)) return false
+  return (
+    optString(m["name"]) && optString(m["generateName"]) && optString(m["namespace"]) && optString(m["uid"]) &&
+    optString(m["resourceVersion"]) && (m["generation"] === undefined || typeof m["generation"] === "number") &&
+    optNullString(m["creationTimestamp"]) && optNullString(m["deletionTimestamp"]) &&
+    optNullNumber(m["deletionGracePeriodSeconds"]) && optNullStringMap(m["labels"]) &&
+    optNullStringMap(m["annotations"]) && optNullArray(m["finalizers"], (v) => typeof v === "string") &&
+    optNullArray(m["ownerReferences"]) && optNullArray(m["managedFields"])
+  )
+}
