@@ -15,7 +15,7 @@ const MAX_INT64 = ((1n << 63n) - 1n).toString()
 
 const names = (items: ReadonlyArray<KubeObject>) => items.map((o) => `${o.metadata.namespace}/${o.metadata.name}`)
 
-export const runStoreTests = (backend: () => Backend) => {
+export const runStoreTests = (backend: () => Backend, options: { readonly cacher?: boolean } = {}) => {
   describe("Create", () => {
     it("RunTestCreate: returns the object at its revision; a set resourceVersion is refused", async () => {
       const { store } = backend().newStore()
@@ -395,11 +395,15 @@ export const runStoreTests = (backend: () => Backend) => {
       const out = await run(store.getList("/pods/", { recursive: true, predicate: predicate({ field: "metadata.name=pod-999", limit: 1 }) }))
       expect(names(out.items)).toEqual(["ns/pod-999"])
       expect(out.metadata.continue).toBeUndefined()
-      expect(reads).toBe(1000)
-      expect(ranges).toBe(10)
+      // through the cacher its reflector also reads (the watch of the creates): upstream's hook is a no-op there
+      if (options.cacher !== true) {
+        expect(reads).toBe(1000)
+        expect(ranges).toBe(10)
+      }
     })
 
-    it("RunTestListInconsistentContinuation: after compaction, a fresh token continues at the latest RV", async () => {
+    // upstream runs it on etcd3 only (the cacher's is an empty TODO(#109831))
+    it.skipIf(options.cacher === true)("RunTestListInconsistentContinuation: after compaction, a fresh token continues at the latest RV", async () => {
       const b = backend()
       const { store } = b.newStore()
       for (const n of ["a", "b", "c"]) await run(store.create(`/pods/ns/${n}`, pod("ns", n)))

@@ -28,6 +28,8 @@ export interface Backend {
   readonly compact: (rev?: bigint) => Promise<bigint>
   /** the server sends periodic progress notifications (RunOptionalTestProgressNotify) */
   readonly progressNotify: boolean
+  /** the stores are Cachers over the etcd3 store (their own messages where upstream's differ) */
+  readonly cacher?: boolean
 }
 
 export interface TestStore {

@@ -1,0 +1,47 @@
+/**
+ * cacher/ready.go: Pending ⇄ Ready → Stopped. While pending, watches and lists get 429 with a
+ * Retry-After that grows with the downtime: clamp(e^(0.06 · seconds down), 1, 30).
+ */
+import { newTooManyRequests, type TooManyRequests } from "../api/status.js"
+
+export class Ready {
+  private state: "Pending" | "Ready" | "Stopped" = "Pending"
+  private since: number
+  private lastError: string | undefined
+  /** bumped on every transition to Ready (a watch registered across a relist is closed) */
+  generation = 0
+
+  constructor(private readonly now: () => number) {
+    this.since = now()
+  }
+
+  get isReady(): boolean {
+    return this.state === "Ready"
+  }
+
+  setReady(): void {
+    if (this.state === "Stopped") return
+    this.state = "Ready"
+    this.generation++
+    this.lastError = undefined
+  }
+
+  setError(err: string | undefined): void {
+    if (this.state === "Stopped") return
+    if (this.state === "Ready") this.since = this.now()
+    this.state = "Pending"
+    this.lastError = err
+  }
+
+  stop(): void {
+    this.state = "Stopped"
+  }
+
+  /** the 429 a request gets while the cache is not ready */
+  notReady(): TooManyRequests {
+    const down = (this.now() - this.since) / 1000
+    const retry = Math.min(30, Math.max(1, Math.round(Math.exp(0.06 * down))))
+    if (this.state === "Stopped") return newTooManyRequests("apiserver cacher is stopped", retry)
+    return newTooManyRequests(`storage is (re)initializing${this.lastError === undefined ? "" : `: ${this.lastError}`}`, retry)
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * cacher/watch_cache.go + watch_cache_history.go: the current state of one resource (a store of
+ * objects with their selectable attributes) plus a ring of recent events, and the cache's
+ * resourceVersion. The reflector feeds it (Replace, Add/Update/Delete as storage events,
+ * UpdateResourceVersion on bookmarks); watchers read intervals from it.
+ *
+ * JS runs one thing at a time, so the watchCache lock is the synchronous method: a watcher takes
+ * its interval and registers in the same step, and no event can land in between.
+ */
+import { Deferred, Duration, Effect, FiberId } from "effect"
+import type { KubeObject } from "../api/object-meta.js"
+import { newResourceExpired, newTooLargeResourceVersion, newInternalError, type StatusError } from "../api/status.js"
+import type { AttrFunc, Attrs } from "../storage/selection-predicate.js"
+import type { WatchCacheEvent } from "./watch-cache-event.js"
+
+/** defaultLowerBoundCapacity / defaultUpperBoundCapacity (watch_cache_history.go) */
+export const LOWER_BOUND_CAPACITY = 100
+export const UPPER_BOUND_CAPACITY = 100 * 1024
+/** eventFreshDuration: bookmark frequency (1 min) + 15 s */
+export const EVENT_FRESH_MS = 75_000
+/** blockTimeout: how long a read waits for the cache to catch up */
+export const BLOCK_TIMEOUT = Duration.seconds(3)
+/** resourceVersionTooHighRetrySeconds */
+export const TOO_HIGH_RETRY_SECONDS = 1
+
+export interface StoreElement {
+  readonly key: string
+  readonly object: KubeObject
+  readonly attrs: Attrs
+}
+
+interface Waiter {
+  readonly rv: bigint
+  readonly done: Deferred.Deferred<void>
+}
+
+/** What a new watcher replays first: a snapshot (sorted by key) or the events after its RV. */
+export type Interval =
+  | { readonly _tag: "Snapshot"; readonly elements: ReadonlyArray<StoreElement>; readonly resourceVersion: bigint }
+  | { readonly _tag: "Events"; readonly events: ReadonlyArray<WatchCacheEvent>; readonly resourceVersion: bigint }
+
+export class WatchCache {
+  /** the ring: events[head, events.length) are live; capacity grows and shrinks by the 75 s rule */
+  private events: Array<WatchCacheEvent> = []
+  private head = 0
+  capacity = LOWER_BOUND_CAPACITY
+  private removedEventSinceRelist = false
+  /** the RV of the last Replace (relist) */
+  listResourceVersion = 0n
+  resourceVersion = 0n
+  readonly store = new Map<string, StoreElement>()
+  private waiters = new Set<Waiter>()
+
+  constructor(
+    private readonly keyFunc: (obj: KubeObject) => string,
+    private readonly getAttrs: AttrFunc,
+    private readonly now: () => number,
+    private readonly upperBound = UPPER_BOUND_CAPACITY
+  ) {}
+
+  get size(): number {
+    return this.events.length - this.head
+  }
+
+  /** how many readers wait for freshness (the progress requester runs while > 0) */
+  get waiting(): number {
+    return this.waiters.size
+  }
+
+  private setResourceVersion(rv: bigint): void {
+    if (rv <= this.resourceVersion) return
+    this.resourceVersion = rv
+    for (const w of this.waiters) {
+      if (w.rv <= rv) {
+        this.waiters.delete(w)
+        Deferred.unsafeDone(w.done, Effect.void)
+      }
+    }
+  }
+
+  /** Replace: a relist. The store becomes exactly `objects`; the ring is emptied. */
+  replace(objects: ReadonlyArray<KubeObject>, rv: bigint): void {
+    this.store.clear()
+    for (const o of objects) {
+      const key = this.keyFunc(o)
+      this.store.set(key, { key, object: o, attrs: this.getAttrs(o) })
+    }
+    this.events = []
+    this.head = 0
+    this.removedEventSinceRelist = false
+    this.listResourceVersion = rv
+    this.resourceVersion = 0n
+    this.setResourceVersion(rv)
+  }
+
+  /** processEvent: record a storage event; returns what the dispatcher sends to watchers. */
+  processEvent(type: "ADDED" | "MODIFIED" | "DELETED", object: KubeObject, rv: bigint): WatchCacheEvent {
+    const key = this.keyFunc(object)
+    const prev = this.store.get(key)
+    const attrs = this.getAttrs(object)
+    const event: WatchCacheEvent = {
+      type,
+      key,
+      object,
+      attrs,
+      prevObject: prev?.object,
+      prevAttrs: prev?.attrs,
+      resourceVersion: rv,
+      recordTime: this.now()
+    }
+    this.updateCache(event)
+    if (type === "DELETED") this.store.delete(key)
+    else this.store.set(key, { key, object, attrs })
+    this.setResourceVersion(rv)
+    return event
+  }
+
+  /** UpdateResourceVersion: a storage bookmark moves the cache's RV without an event. */
+  updateResourceVersion(rv: bigint): void {
+    this.setResourceVersion(rv)
+  }
+
+  private updateCache(event: WatchCacheEvent): void {
+    this.resize(event.recordTime)
+    if (this.size >= this.capacity) {
+      this.head++
+      this.removedEventSinceRelist = true
+      if (this.head > 1024 && this.head * 2 > this.events.length) {
+        this.events = this.events.slice(this.head)
+        this.head = 0
+      }
+    }
+    this.events.push(event)
+  }
+
+  /** resizeCacheLocked: grow ×2 while the whole ring is younger than 75 s; shrink ×2 when its newest quarter is older. */
+  private resize(eventTime: number): void {
+    if (this.size < this.capacity) return
+    const oldest = this.events[this.head]!
+    if (eventTime - oldest.recordTime < EVENT_FRESH_MS) {
+      const grown = Math.min(this.capacity * 2, this.upperBound)
+      if (grown > this.capacity) this.capacity = grown
+      return
+    }
+    const quarter = this.events[this.events.length - Math.floor(this.capacity / 4)]
+    if (quarter !== undefined && eventTime - quarter.recordTime > EVENT_FRESH_MS && this.capacity > LOWER_BOUND_CAPACITY) {
+      const shrunk = Math.max(Math.floor(this.capacity / 2), LOWER_BOUND_CAPACITY)
+      this.capacity = shrunk
+      const drop = this.size - shrunk
+      if (drop > 0) {
+        this.head += drop
+        this.removedEventSinceRelist = true
+      }
+    }
+  }
+
+  /** The events a watch from `rv` replays (getAllEventsSinceLocked), or 410 when they are gone. */
+  eventsSince(rv: bigint): Interval | StatusError {
+    const size = this.size
+    if (size === 0 && this.listResourceVersion === 0n) return newInternalError("watch cache isn't correctly initialized")
+    const oldest = this.listResourceVersion > 0n && !this.removedEventSinceRelist
+      ? this.listResourceVersion + 1n
+      : size > 0
+      ? this.events[this.head]!.resourceVersion
+      : this.resourceVersion + 1n
+    if (rv < oldest - 1n) return newResourceExpired(`too old resource version: ${rv} (${oldest - 1n})`)
+    // binary search for the first event newer than rv
+    let lo = this.head
+    let hi = this.events.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.events[mid]!.resourceVersion <= rv) lo = mid + 1
+      else hi = mid
+    }
+    return { _tag: "Events", events: this.events.slice(lo), resourceVersion: this.resourceVersion }
+  }
+
+  /**
+   * Compact(rev): forget the events at or below `rev` (what the apiserver does when etcd compacts
+   * with the watch cache's snapshots on): a watch from before it then gets 410 from the cache too.
+   */
+  compact(rev: bigint): void {
+    while (this.head < this.events.length && this.events[this.head]!.resourceVersion <= rev) {
+      this.head++
+      this.removedEventSinceRelist = true
+    }
+    if (this.listResourceVersion <= rev) this.removedEventSinceRelist = true
+  }
+
+  /** The current state as a list sorted by key, optionally under a key prefix. */
+  snapshot(prefix?: string): Interval {
+    const elements: Array<StoreElement> = []
+    for (const e of this.store.values()) if (prefix === undefined || e.key.startsWith(prefix)) elements.push(e)
+    elements.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    return { _tag: "Snapshot", elements, resourceVersion: this.resourceVersion }
+  }
+
+  /**
+   * waitUntilFreshLocked: returns once the cache is at `rv` or beyond; after 3 s fails with
+   * "Too large resource version" (retry after 1 s).
+   */
+  waitUntilFresh(rv: bigint): Effect.Effect<void, StatusError> {
+    return Effect.suspend(() => {
+      if (rv === 0n || rv <= this.resourceVersion) return Effect.void
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      const waiter: Waiter = { rv, done }
+      this.waiters.add(waiter)
+      return Deferred.await(done).pipe(
+        Effect.timeoutFail({
+          duration: BLOCK_TIMEOUT,
+          onTimeout: () => newTooLargeResourceVersion(rv, this.resourceVersion, TOO_HIGH_RETRY_SECONDS)
+        }),
+        Effect.ensuring(Effect.sync(() => this.waiters.delete(waiter)))
+      )
+    })
+  }
+}

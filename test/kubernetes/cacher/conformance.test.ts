@@ -1,0 +1,37 @@
+/**
+ * The storage conformance suite through the Cacher (the tests k8s-conformance.md §1.5 marks
+ * "cacher: yes"), on our server and on etcd 3.4.
+ */
+import { afterAll, beforeAll, describe } from "vitest"
+import { startInProcess, type InProcessServer } from "../../server/support/in-process.js"
+import { EtcdProcess, skipEtcd } from "../../support/etcd.js"
+import { makeCacherBackend } from "../storage/conformance/cacher-backend.js"
+import { runStorageConformance } from "../storage/conformance/index.js"
+
+describe("storage conformance through the Cacher: etcd-effect", () => {
+  let server: InProcessServer
+  let backend: Awaited<ReturnType<typeof makeCacherBackend>>
+  beforeAll(async () => {
+    server = await startInProcess()
+    backend = await makeCacherBackend("cacher on etcd-effect", [server.endpoint])
+  })
+  afterAll(async () => {
+    await backend?.close()
+    await server?.close()
+  })
+  runStorageConformance(() => backend, { cacher: true })
+})
+
+describe.skipIf(skipEtcd)("storage conformance through the Cacher: etcd 3.4", () => {
+  let etcd: EtcdProcess
+  let backend: Awaited<ReturnType<typeof makeCacherBackend>>
+  beforeAll(async () => {
+    etcd = await EtcdProcess.start()
+    backend = await makeCacherBackend("cacher on etcd 3.4", [etcd.endpoint])
+  })
+  afterAll(async () => {
+    await backend?.close()
+    await etcd?.dispose()
+  })
+  runStorageConformance(() => backend, { cacher: true })
+})
