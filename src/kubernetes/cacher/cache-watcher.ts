@@ -46,6 +46,8 @@ export class CacheWatcher {
   readonly queue: Queue.Queue<WatchCacheEvent>
   /** the RV of the last event this watcher processed (sent or filtered out) */
   private lastProcessed: bigint
+  /** the RV of the last bookmark sent (-1: none) */
+  private lastBookmark = -1n
   private state: BookmarkState
   /** when the dispatcher should next give it a bookmark (ms) */
   nextBookmarkTime: number
@@ -64,12 +66,13 @@ export class CacheWatcher {
     /** the scope the dispatcher indexes it by */
     readonly namespace: string,
     readonly name: string,
-    readonly triggerValue: string | undefined
+    readonly triggerValue: string | undefined,
+    private readonly bookmarkFrequencyMs = BOOKMARK_FREQUENCY_MS
   ) {
     this.queue = Effect.runSync(Queue.bounded<WatchCacheEvent>(2 * chanSize))
     this.lastProcessed = startRV
     this.state = bookmarkAfterRV === 0n ? "BookmarkSent" : "WaitingForBookmark"
-    this.nextBookmarkTime = now + BOOKMARK_FREQUENCY_MS
+    this.nextBookmarkTime = now + bookmarkFrequencyMs
   }
 
   /** nonblockingAdd: true if queued (a BOOKMARK below the owed RV is dropped, as upstream) */
@@ -86,7 +89,7 @@ export class CacheWatcher {
 
   /** nextBookmarkTime once served: while an end bookmark is still owed, at every tick */
   scheduleNextBookmark(now: number): void {
-    this.nextBookmarkTime = this.state === "BookmarkSent" || this.state === "BookmarkReceived" ? now + BOOKMARK_FREQUENCY_MS : now
+    this.nextBookmarkTime = this.state === "BookmarkSent" || this.state === "BookmarkReceived" ? now + this.bookmarkFrequencyMs : now
   }
 
   /** stop / forget: the stream ends after what it is reading now; nothing more is queued */
@@ -99,8 +102,10 @@ export class CacheWatcher {
   /** convertToWatchEvent + the process loop's "only newer than the last processed RV" rule */
   convert(e: WatchCacheEvent): WatchEvent | undefined {
     if (e.type === "BOOKMARK") {
+      // a periodic bookmark with no progress since the last one is suppressed: bookmarks never repeat or go back
       if (e.resourceVersion < this.lastProcessed) return undefined
-      if (e.resourceVersion === this.lastProcessed && this.state === "BookmarkSent") return undefined
+      if (e.resourceVersion === this.lastBookmark) return undefined
+      this.lastBookmark = e.resourceVersion
       const owed = this.state !== "BookmarkSent" && this.bookmarkAfterRV !== 0n && e.resourceVersion >= this.bookmarkAfterRV
       this.lastProcessed = e.resourceVersion
       if (this.bookmarkAfterRV === 0n || owed) this.state = "BookmarkSent"
@@ -129,6 +134,7 @@ export class CacheWatcher {
       : [...initial, bookmark(endBookmark, true, this.typeMeta)]
     if (endBookmark !== undefined) {
       this.state = "BookmarkSent"
+      this.lastBookmark = endBookmark
       if (endBookmark > this.lastProcessed) this.lastProcessed = endBookmark
     }
     const live = Stream.fromQueue(this.queue, { maxChunkSize: 128 }).pipe(

@@ -52,6 +52,8 @@ export interface CacherConfig {
   readonly indexedTrigger?: { readonly field: string } | undefined
   /** the ring's upper bound (default 100 × 1024) */
   readonly upperBoundCapacity?: number | undefined
+  /** how often a watcher that allows bookmarks gets one (default 1 min, as the apiserver) */
+  readonly bookmarkFrequencyMs?: number | undefined
 }
 
 /** What tests and metrics may look at besides the Storage face. */
@@ -332,7 +334,8 @@ export const make = (
             now(),
             namespace,
             triggerValue === undefined ? name : "",
-            triggerValue
+            triggerValue,
+            config.bookmarkFrequencyMs
           )
           for (const e of pending) {
             const out = w.convert(e)

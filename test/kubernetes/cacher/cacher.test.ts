@@ -1,0 +1,148 @@
+/**
+ * The Cacher's own behaviours (k8s-watch.md §4.2–4.5), on our server: a watcher that stops reading
+ * is terminated once the dispatch budget is spent while the others keep every event; a watch from
+ * an RV the cache no longer holds gets 410; bookmarks come at the frequency and never go back; a
+ * consistent list waits for the cache and falls back to etcd after 3 s; watchers leave nothing
+ * behind.
+ */
+import { Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
+import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
+import { Cacher, type CacherConfig } from "../../../src/kubernetes/cacher/cacher.js"
+import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
+import { makeBackend } from "../storage/conformance/backend.js"
+import { pod, podAttrs, run, Watching } from "../storage/conformance/support.js"
+
+describe("Cacher", () => {
+  let server: InProcessServer
+  let backend: Awaited<ReturnType<typeof makeBackend>>
+  beforeAll(async () => {
+    server = await startInProcess()
+    backend = await makeBackend("etcd-effect", [server.endpoint])
+  })
+  afterAll(async () => {
+    await backend?.close()
+    await server?.close()
+  })
+
+  /** a cacher over a fresh etcd3 store, ready; closed with the returned scope */
+  const cacherOver = async (underlying: StorageService, config: Partial<CacherConfig> = {}) => {
+    const scope = Effect.runSync(Scope.make())
+    const cacher = Effect.runSync(
+      Scope.extend(
+        Cacher.make(underlying, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" }, ...config }),
+        scope
+      )
+    )
+    for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
+    return { cacher, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  }
+
+  it("a watcher that stops reading is terminated (no ERROR); the others keep every event", async () => {
+    const { store } = backend.newStore()
+    const { cacher, close } = await cacherOver(store)
+    const start = await run(cacher.getCurrentResourceVersion)
+    const reader = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start.toString() })
+    const idle = await run(cacher.watch("/pods/", { recursive: true, resourceVersion: start.toString() }))
+    // pulls one event, then never again (the stream stays open): its buffer fills
+    const idleEvents: Array<WatchEvent> = []
+    const idleFiber = Effect.runFork(Stream.runForEach(idle, (e) => (idleEvents.push(e), idleEvents.length > 1 ? Effect.never : Effect.void)))
+    for (let i = 0; i < 200; i++) await run(store.create(`/pods/ns/p${String(i).padStart(3, "0")}`, pod("ns", `p${i}`)))
+    const got = await reader.next(200)
+    expect(got.map((e) => (e.object as KubeObject).metadata.name)).toEqual(Array.from({ length: 200 }, (_, i) => `p${i}`))
+    expect(cacher.internals.terminatedCount()).toBe(1)
+    expect(idleEvents.every((e) => e.type !== "ERROR")).toBe(true)
+    await Effect.runPromise(Fiber.interrupt(idleFiber))
+    await reader.stop()
+    await close()
+  })
+
+  it("a watch from an RV the ring no longer holds gets 410 Expired; from one it holds, every event since", async () => {
+    const { store } = backend.newStore()
+    const { cacher, close } = await cacherOver(store, { upperBoundCapacity: 100 })
+    const first = await run(store.create("/pods/ns/a", pod("ns", "a")))
+    for (let i = 0; i < 149; i++) {
+      await run(store.guaranteedUpdate("/pods/ns/a", { tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: `n${i}` } } }) }))
+    }
+    const last = await run(cacher.get("/pods/ns/a", { resourceVersion: "0" }))
+    for (let i = 0; i < 100 && cacher.internals.watchCache.resourceVersion < BigInt(last!.metadata.resourceVersion!); i++) await new Promise((r) => setTimeout(r, 10))
+    const old = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: first.metadata.resourceVersion })
+    const [e] = await old.ended()
+    expect(e).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired", message: expect.stringMatching(/^too old resource version: \d+ \(\d+\)$/) } })
+    const recent = BigInt(last!.metadata.resourceVersion!) - 10n
+    const w = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: recent.toString() })
+    const events = await w.next(10)
+    expect(events.map((x) => BigInt((x.object as KubeObject).metadata.resourceVersion!))).toEqual(Array.from({ length: 10 }, (_, i) => recent + 1n + BigInt(i)))
+    await w.none(100)
+    await w.stop()
+    await close()
+  })
+
+  it("bookmarks come at the bookmark frequency, at the last RV, and never go backwards", async () => {
+    const { store } = backend.newStore()
+    const { cacher, close } = await cacherOver(store, { bookmarkFrequencyMs: 500 })
+    const start = await run(cacher.getCurrentResourceVersion)
+    const w = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start.toString(), predicate: { ...(await import("../../../src/kubernetes/storage/selection-predicate.js")).Everything, allowWatchBookmarks: true } })
+    const c = await run(store.create("/pods/ns/a", pod("ns", "a")))
+    const seen: Array<WatchEvent> = []
+    while (seen.filter((e) => e.type === "BOOKMARK").length < 1) seen.push(...(await w.next(1, 10_000)))
+    // with nothing new, no further bookmark (a periodic one at the same RV is suppressed) …
+    await w.none(1500)
+    // … and after the next write, the next one, further on
+    await run(store.create("/pods/ns/b", pod("ns", "b")))
+    while (seen.filter((e) => e.type === "BOOKMARK").length < 2) seen.push(...(await w.next(1, 10_000)))
+    const rvs = seen.map((e) => BigInt((e.object as KubeObject).metadata.resourceVersion!))
+    expect(rvs).toEqual([...rvs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)))
+    const bookmarks = seen.filter((e) => e.type === "BOOKMARK")
+    expect(BigInt((bookmarks[0]!.object as KubeObject).metadata.resourceVersion!)).toBeGreaterThanOrEqual(BigInt(c.metadata.resourceVersion!))
+    expect((bookmarks[0]!.object as KubeObject).kind).toBe("Pod")
+    await w.stop()
+    await close()
+  })
+
+  it("a consistent list waits for the cache, and after 3 s asks etcd", async () => {
+    const { store } = backend.newStore()
+    // the cache's storage watch is held back: the cache falls behind etcd
+    let hold = false
+    const held: StorageService = {
+      ...store,
+      watch: (key, o) => Effect.map(store.watch(key, o), (s) => Stream.filter(s, () => !hold)),
+      requestWatchProgress: Effect.void
+    }
+    const { cacher, close } = await cacherOver(held)
+    await run(store.create("/pods/ns/a", pod("ns", "a")))
+    for (let i = 0; i < 200 && cacher.internals.watchCache.store.size === 0; i++) await new Promise((r) => setTimeout(r, 10))
+    expect((await run(cacher.getList("/pods/", { recursive: true }))).items.map((o) => o.metadata.name)).toEqual(["a"])
+    hold = true
+    await run(store.create("/pods/ns/b", pod("ns", "b")))
+    const t0 = Date.now()
+    const list = await run(cacher.getList("/pods/", { recursive: true }))
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(2900)
+    expect(list.items.map((o) => o.metadata.name)).toEqual(["a", "b"])
+    // RV "0" is served from the (stale) cache at once
+    expect((await run(cacher.getList("/pods/", { recursive: true, resourceVersion: "0" }))).items.map((o) => o.metadata.name)).toEqual(["a"])
+    await close()
+  })
+
+  it("10,000 watchers come and go: none is left behind", async () => {
+    const { store } = backend.newStore()
+    const { cacher, close } = await cacherOver(store)
+    const scope = Effect.runSync(Scope.make())
+    await Effect.runPromise(
+      Effect.forEach(
+        Array.from({ length: 10_000 }, (_, i) => i),
+        (i) =>
+          Effect.flatMap(cacher.watch(`/pods/ns${i % 10}/`, { recursive: true, resourceVersion: "0" }), (s) =>
+            Effect.forkIn(Stream.runDrain(s), scope)),
+        { discard: true }
+      )
+    )
+    expect(cacher.internals.watcherCount()).toBe(10_000)
+    await run(store.create("/pods/ns1/x", pod("ns1", "x")))
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    expect(cacher.internals.watcherCount()).toBe(0)
+    await close()
+  })
+})

@@ -1,0 +1,97 @@
+/**
+ * watchCache (watch_cache.go, watch_cache_history.go) on its own: the ring grows ×2 while all of it
+ * is younger than 75 s and shrinks ×2 when its newest quarter is older; the too-old rules; the
+ * freshness wait; snapshots sorted by key. Time is a plain number the test moves.
+ */
+import { it } from "@effect/vitest"
+import { Effect, Either, Fiber, TestClock } from "effect"
+import { describe, expect } from "vitest"
+import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
+import { defaultAttrs } from "../../../src/kubernetes/storage/selection-predicate.js"
+import { suggestedWatchChannelSize } from "../../../src/kubernetes/cacher/cache-watcher.js"
+import { LOWER_BOUND_CAPACITY, WatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
+
+const obj = (name: string): KubeObject => ({ metadata: { name, namespace: "ns" } })
+const keyOf = (o: KubeObject) => `/pods/${o.metadata.namespace}/${o.metadata.name}`
+
+describe("watchCache", () => {
+  it("the ring grows while everything in it is younger than 75 s, and shrinks when its newest quarter is older", () => {
+    let now = 0
+    const wc = new WatchCache(keyOf, defaultAttrs, () => now, 1600)
+    wc.replace([], 1n)
+    let rv = 1n
+    for (let i = 0; i < 100; i++) wc.processEvent("ADDED", obj(`o${i}`), ++rv)
+    expect(wc.capacity).toBe(LOWER_BOUND_CAPACITY)
+    // full, and all of it recent: the next event doubles it (up to the bound)
+    wc.processEvent("ADDED", obj("x"), ++rv)
+    expect(wc.capacity).toBe(200)
+    for (let i = 0; i < 2000; i++) wc.processEvent("MODIFIED", obj(`o${i % 100}`), ++rv)
+    expect(wc.capacity).toBe(1600)
+    expect(wc.size).toBe(1600)
+    // 80 s later the whole newest quarter is stale: halve on the next event
+    now = 80_000
+    wc.processEvent("MODIFIED", obj("o1"), ++rv)
+    expect(wc.capacity).toBe(800)
+    expect(wc.size).toBeLessThanOrEqual(800)
+  })
+
+  it("too old: below the oldest event kept (or the relist RV while nothing was evicted) is 410", () => {
+    const wc = new WatchCache(keyOf, defaultAttrs, () => 0, 100)
+    expect(Either.isLeft(Either.right(0))).toBe(false)
+    const uninit = wc.eventsSince(5n)
+    expect("message" in uninit && uninit.message).toBe("Internal error occurred: watch cache isn't correctly initialized")
+    wc.replace([obj("a")], 9n)
+    // a watch from exactly the list RV is fine (nothing to replay), one below it is not
+    expect(wc.eventsSince(9n)).toMatchObject({ _tag: "Events", events: [] })
+    expect(wc.eventsSince(8n)).toMatchObject({ _tag: "Expired", message: "too old resource version: 8 (9)" })
+    let rv = 9n
+    for (let i = 0; i < 150; i++) wc.processEvent("MODIFIED", obj("a"), ++rv)
+    // the ring (bound 100) evicted the first 50: the oldest kept is 60
+    expect(wc.eventsSince(58n)).toMatchObject({ _tag: "Expired", message: "too old resource version: 58 (59)" })
+    const since = wc.eventsSince(59n)
+    expect(since._tag === "Events" && since.events.map((e) => e.resourceVersion)).toEqual(Array.from({ length: 100 }, (_, i) => BigInt(60 + i)))
+    // a future RV is accepted: nothing yet
+    expect(wc.eventsSince(1000n)).toMatchObject({ _tag: "Events", events: [] })
+  })
+
+  it("events carry the object before them; snapshots are sorted by key", () => {
+    const wc = new WatchCache(keyOf, defaultAttrs, () => 0)
+    wc.replace([obj("b"), obj("a")], 5n)
+    const e = wc.processEvent("MODIFIED", { metadata: { name: "a", namespace: "ns", labels: { x: "1" } } }, 6n)
+    expect(e.prevObject).toEqual(obj("a"))
+    expect(e.attrs.labels).toEqual({ x: "1" })
+    const d = wc.processEvent("DELETED", obj("b"), 7n)
+    expect(d.prevObject).toEqual(obj("b"))
+    const snap = wc.snapshot("/pods/")
+    expect(snap._tag === "Snapshot" && snap.elements.map((x) => x.key)).toEqual(["/pods/ns/a"])
+    expect(wc.resourceVersion).toBe(7n)
+  })
+
+  it.effect("waitUntilFresh returns once the cache reaches the RV, else 'Too large resource version' after 3 s", () =>
+    Effect.gen(function*() {
+      const wc = new WatchCache(keyOf, defaultAttrs, () => 0)
+      wc.replace([], 10n)
+      yield* wc.waitUntilFresh(10n)
+      const waiting = yield* Effect.fork(wc.waitUntilFresh(12n))
+      yield* TestClock.adjust("1 second")
+      expect(wc.waiting).toBe(1)
+      wc.updateResourceVersion(12n)
+      yield* Fiber.join(waiting)
+      expect(wc.waiting).toBe(0)
+      const late = yield* Effect.fork(Effect.flip(wc.waitUntilFresh(20n)))
+      yield* TestClock.adjust("3 seconds")
+      const e = yield* Fiber.join(late)
+      expect(e.message).toBe("Timeout: Too large resource version: 20, current: 12")
+      expect(e.details?.retryAfterSeconds).toBe(1)
+    }))
+
+  it("watch channel sizes (TestSuggestedWatchChannelSize)", () => {
+    expect(suggestedWatchChannelSize(100, true, true)).toBe(10)
+    expect(suggestedWatchChannelSize(100, false, false)).toBe(10)
+    expect(suggestedWatchChannelSize(7500, true, true)).toBe(10)
+    expect(suggestedWatchChannelSize(7500, true, false)).toBe(100)
+    expect(suggestedWatchChannelSize(7500, false, false)).toBe(100)
+    expect(suggestedWatchChannelSize(75000, true, false)).toBe(1000)
+    expect(suggestedWatchChannelSize(750000, false, false)).toBe(100)
+  })
+})
