@@ -105,7 +105,8 @@ export const etcdWatch = (
     const wantsInitialEvents = options.sendInitialEvents === true || (resourceVersion === 0 && options.sendInitialEvents === undefined)
     if (wantsInitialEvents || resourceVersion === 0) {
       // etcdGetInitialWatchState: the state now, and the index it is at
-      const r = yield* Effect.either(keys.get(key, { recursive, quorum: true }))
+      // sorted: the initial ADDED events in key order, as the etcd3 watcher's sync lists them
+      const r = yield* Effect.either(keys.get(key, { recursive, quorum: true, sorted: true }))
       let current: number
       if (Either.isLeft(r)) {
         if (r.left._tag !== "KeyNotFound") return yield* Effect.fail(r.left)
