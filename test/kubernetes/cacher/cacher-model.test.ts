@@ -1,0 +1,101 @@
+/**
+ * The Cacher against the storage it caches, as the model: random writes, with watchers started
+ * at random points (from the current RV or RV 0, with or without a label selector); every watcher
+ * of the cache sees exactly the events a direct etcd3 watch with the same RV and selector sees,
+ * in order, once (initial ADDED events of RV 0 included).
+ */
+import { it } from "@effect/vitest"
+import { Effect, Exit, FastCheck as fc, Scope } from "effect"
+import { afterAll, beforeAll, describe, expect } from "vitest"
+import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
+import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
+import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
+import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
+import { makeBackend } from "../storage/conformance/backend.js"
+import { Everything, pod, podAttrs, predicate, run, Watching } from "../storage/conformance/support.js"
+
+type Op = { readonly kind: "put"; readonly name: string; readonly color: string } | { readonly kind: "delete"; readonly name: string }
+const opArb: fc.Arbitrary<Op> = fc.oneof(
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("put" as const), name: fc.constantFrom("a", "b", "c", "d"), color: fc.constantFrom("red", "blue") }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), name: fc.constantFrom("a", "b", "c", "d") }) }
+)
+const watcherArb = fc.record({ at: fc.nat(15), from: fc.constantFrom("now" as const, "zero" as const), color: fc.constantFrom("red", "blue", undefined) })
+
+const show = (events: ReadonlyArray<WatchEvent>) =>
+  events.map((e) => `${e.type} ${(e.object as KubeObject).metadata.name} ${(e.object as KubeObject).metadata.resourceVersion} ${JSON.stringify((e.object as KubeObject).metadata.labels ?? {})}`)
+
+describe("Cacher vs direct storage watches (our server)", () => {
+  let server: InProcessServer
+  let backend: Awaited<ReturnType<typeof makeBackend>>
+  beforeAll(async () => {
+    server = await startInProcess()
+    backend = await makeBackend("etcd-effect", [server.endpoint])
+  })
+  afterAll(async () => {
+    await backend?.close()
+    await server?.close()
+  })
+
+  it.effect.prop(
+    "every cache watcher sees exactly what the same watch on etcd sees",
+    [fc.array(opArb, { minLength: 1, maxLength: 16 }), fc.array(watcherArb, { minLength: 1, maxLength: 4 })],
+    ([ops, specs]) =>
+      Effect.promise(async () => {
+        const { store } = backend.newStore()
+        const scope = Effect.runSync(Scope.make())
+        const cacher = Effect.runSync(
+          Scope.extend(Cacher.make(store, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }), scope)
+        )
+        for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
+        const pairs: Array<{ cached: Watching; direct: Watching; expected: () => number }> = []
+        const live = new Map<string, string>() // name → color
+        const changes: Array<{ name: string; before: string | undefined; after: string | undefined }> = []
+        for (let i = 0; i <= ops.length; i++) {
+          for (const spec of specs.filter((s) => Math.min(s.at, ops.length) === i)) {
+            const pred = spec.color === undefined ? Everything : predicate({ label: `color=${spec.color}` })
+            // the cache must have caught up with what was written so far, as a client's list would ensure
+            const rv = await run(store.getCurrentResourceVersion)
+            await run(cacher.getList("/pods/", { recursive: true, resourceVersion: rv.toString(), resourceVersionMatch: "NotOlderThan" }))
+            const from = spec.from === "zero" ? "0" : rv.toString()
+            // how many events the model says this watch gets: initial ADDEDs, then selector transitions
+            const sel = (c: string | undefined) => c !== undefined && (spec.color === undefined || c === spec.color)
+            const initial = spec.from === "zero" ? [...live.values()].filter(sel).length : 0
+            const since = changes.length
+            const expected = () => changes.slice(since).filter((c) => sel(c.before) || sel(c.after)).length
+            const cached = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: from, predicate: pred })
+            const direct = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: from, predicate: pred })
+            // RV 0: the current objects first (taken before the next write, on both sides)
+            const [ia, ib] = await Promise.all([cached.next(initial, 15_000), direct.next(initial, 15_000)])
+            expect(show(ia)).toEqual(show(ib))
+            pairs.push({ expected, cached, direct })
+          }
+          const op = ops[i]
+          if (op === undefined) break
+          const key = `/pods/ns/${op.name}`
+          const before = live.get(op.name)
+          if (op.kind === "put") {
+            const obj = pod("ns", op.name, { labels: { color: op.color } })
+            if (before === op.color) continue // an identical update writes nothing
+            if (before !== undefined) await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
+            else await run(store.create(key, obj))
+            live.set(op.name, op.color)
+            changes.push({ name: op.name, before, after: op.color })
+          } else if (before !== undefined) {
+            await run(store.delete(key))
+            live.delete(op.name)
+            changes.push({ name: op.name, before, after: undefined })
+          }
+        }
+        for (const { cached, direct, expected } of pairs) {
+          const n = expected()
+          const [a, b] = await Promise.all([cached.next(n, 15_000), direct.next(n, 15_000)])
+          expect(show(a)).toEqual(show(b))
+          await Promise.all([cached.none(50), direct.none(50)])
+          await cached.stop()
+          await direct.stop()
+        }
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+      }),
+    { fastCheck: { numRuns: 8 } }
+  )
+})
