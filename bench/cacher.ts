@@ -1,0 +1,168 @@
+/**
+ * bench:cacher — many Kubernetes watchers through the Cacher vs each as its own etcd watch, on our
+ * server and on etcd 3.4 (each its own process on loopback), same run, same workload:
+ *
+ * WATCHERS watchers (NAMESPACES namespaces × WATCHERS/NAMESPACES each, on `/pods/<ns>/`, label
+ * selector `app=bench`), then WRITES updates of ~1 KB pods at RATE per second spread over the
+ * namespaces, each carrying its send time. Every watcher of a namespace must get every update of
+ * that namespace. Reported: delivered events/s (first write → last delivery), p50/p99 latency
+ * write → event (measured in the bench process, which holds the watchers), the server's RSS
+ * growth per watcher, and the bench process's heap growth per watcher.
+ *
+ *   npm run build && npm run bench:cacher     (WATCHERS=n WRITES=n RATE=n to change the size)
+ */
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { Effect, Exit, Scope, Stream } from "effect"
+import { type EtcdClientService, make } from "../src/client/index.js"
+import type { KubeObject } from "../src/kubernetes/api/object-meta.js"
+import { Cacher } from "../src/kubernetes/cacher/cacher.js"
+import { Etcd3Store } from "../src/kubernetes/storage/etcd3/store.js"
+import type { StorageService } from "../src/kubernetes/storage/interfaces.js"
+import { parsePredicate } from "../src/kubernetes/storage/selection-predicate.js"
+import { cleanup, etcdInstalled, etcdVersion, readRss, type Server, startEtcdServer, startOurs } from "./compare-servers.js"
+
+const WATCHERS = Number(process.env.WATCHERS ?? "10000")
+const NAMESPACES = Number(process.env.NAMESPACES ?? "10")
+const WRITES = Number(process.env.WRITES ?? "200")
+const RATE = Number(process.env.RATE ?? "100")
+const PAD = "x".repeat(900)
+
+const pred = (() => {
+  const p = parsePredicate({ labelSelector: "app=bench" })
+  if (p._tag === "Left") throw new Error(p.left.message)
+  return p.right
+})()
+
+const pod = (ns: number, i: number, t: number): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Pod",
+  metadata: { name: `pod-${i}`, namespace: `ns-${ns}`, labels: { app: "bench" } },
+  spec: { t, pad: PAD }
+})
+
+const quantile = (sorted: Array<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
+const heap = () => {
+  ;(globalThis as { gc?: () => void }).gc?.()
+  return process.memoryUsage().heapUsed
+}
+
+interface Row {
+  readonly system: string
+  readonly mode: "cacher" | "direct"
+  readonly eventsPerSec: number
+  readonly p50: number
+  readonly p99: number
+  readonly delivered: number
+  readonly expected: number
+  readonly serverBytesPerWatcher: number
+  readonly clientBytesPerWatcher: number
+}
+
+const run = (server: Server, mode: "cacher" | "direct"): Promise<Row> =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function*() {
+        const client: EtcdClientService = yield* make({ endpoints: [server.endpoint] })
+        const etcd3 = Etcd3Store.makeWith(client, {
+          pathPrefix: `/bench-${mode}`,
+          resourcePrefix: "/pods/",
+          groupResource: { group: "", resource: "pods" }
+        })
+        for (let ns = 0; ns < NAMESPACES; ns++) yield* etcd3.create(`/pods/ns-${ns}/pod-0`, pod(ns, 0, 0))
+        let store: StorageService = etcd3
+        if (mode === "cacher") {
+          store = yield* Cacher.make(etcd3, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } })
+          const internals = (store as unknown as { internals: { ready: { isReady: boolean } } }).internals
+          while (!internals.ready.isReady) yield* Effect.sleep("10 millis")
+        }
+        const rv = (yield* etcd3.getCurrentResourceVersion).toString()
+        const serverBefore = readRss(server.pid)
+        const heapBefore = heap()
+        const latencies: Array<number> = []
+        let delivered = 0
+        let last = 0
+        const scope = yield* Scope.make()
+        for (let w = 0; w < WATCHERS; w++) {
+          const ns = w % NAMESPACES
+          const events = yield* store.watch(`/pods/ns-${ns}/`, { recursive: true, resourceVersion: rv, predicate: pred })
+          yield* Effect.forkIn(
+            Stream.runForEach(events, (e) =>
+              Effect.sync(() => {
+                if (e.type !== "MODIFIED") return
+                const now = performance.now()
+                latencies.push(now - ((e.object as KubeObject)["spec"] as { t: number }).t)
+                delivered++
+                last = now
+              })),
+            scope
+          )
+        }
+        // let the watches register on the server, then measure what they hold
+        yield* Effect.sleep("2 seconds")
+        const serverAfter = readRss(server.pid)
+        const heapAfter = heap()
+        const expected = WRITES * (WATCHERS / NAMESPACES)
+        const t0 = performance.now()
+        for (let i = 0; i < WRITES; i++) {
+          const ns = i % NAMESPACES
+          const due = t0 + (i * 1000) / RATE
+          const wait = due - performance.now()
+          if (wait > 0) yield* Effect.sleep(`${Math.ceil(wait)} millis`)
+          yield* etcd3.guaranteedUpdate(`/pods/ns-${ns}/pod-0`, {
+            tryUpdate: () => Effect.succeed({ object: pod(ns, 0, performance.now()) })
+          })
+        }
+        const deadline = performance.now() + 120_000
+        while (delivered < expected && performance.now() < deadline) yield* Effect.sleep("50 millis")
+        yield* Scope.close(scope, Exit.void)
+        latencies.sort((a, b) => a - b)
+        return {
+          system: server.system,
+          mode,
+          eventsPerSec: Math.round((delivered / (last - t0)) * 1000),
+          p50: quantile(latencies, 0.5),
+          p99: quantile(latencies, 0.99),
+          delivered,
+          expected,
+          serverBytesPerWatcher: Math.max(0, (serverAfter - serverBefore) / WATCHERS),
+          clientBytesPerWatcher: Math.max(0, (heapAfter - heapBefore) / WATCHERS)
+        }
+      })
+    )
+  )
+
+const main = async () => {
+  if (!etcdInstalled()) throw new Error("etcd 3.4 not found (/usr/bin/etcd): install Debian's etcd-server")
+  const root = fs.mkdtempSync(path.join(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "cacher-bench-"))
+  cleanup.dirs.add(root)
+  const rows: Array<Row> = []
+  try {
+    for (const start of [() => startOurs({ root }), () => startEtcdServer(root)]) {
+      for (const mode of ["cacher", "direct"] as const) {
+        const server = await start()
+        try {
+          rows.push(await run(server, mode))
+        } finally {
+          await server.stop()
+        }
+      }
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+  const f = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d })
+  console.log(`bench:cacher — ${WATCHERS} watchers (${NAMESPACES} namespaces, label selector), ${WRITES} updates of ~1 KB at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`)
+  console.log("")
+  console.log("| server | watchers via | delivered / expected | events/s | p50 ms | p99 ms | server bytes/watcher | client heap bytes/watcher |")
+  console.log("|---|---|---:|---:|---:|---:|---:|---:|")
+  for (const r of rows) {
+    console.log(`| ${r.system} | ${r.mode === "cacher" ? "the Cacher" : "own etcd watch"} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.serverBytesPerWatcher)} | ${f(r.clientBytesPerWatcher)} |`)
+  }
+}
+
+main().catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
