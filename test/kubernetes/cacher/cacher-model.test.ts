@@ -6,12 +6,11 @@
  */
 import { it } from "@effect/vitest"
 import { Effect, Exit, FastCheck as fc, Scope } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
 import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
-import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
-import { makeBackend } from "../storage/conformance/backend.js"
+import { onOurServer } from "../storage/conformance/backend.js"
 import { Everything, pod, podAttrs, predicate, run, Watching } from "../storage/conformance/support.js"
 
 type Op = { readonly kind: "put"; readonly name: string; readonly color: string } | { readonly kind: "delete"; readonly name: string }
@@ -25,23 +24,14 @@ const show = (events: ReadonlyArray<WatchEvent>) =>
   events.map((e) => `${e.type} ${(e.object as KubeObject).metadata.name} ${(e.object as KubeObject).metadata.resourceVersion} ${JSON.stringify((e.object as KubeObject).metadata.labels ?? {})}`)
 
 describe("Cacher vs direct storage watches (our server)", () => {
-  let server: InProcessServer
-  let backend: Awaited<ReturnType<typeof makeBackend>>
-  beforeAll(async () => {
-    server = await startInProcess()
-    backend = await makeBackend("etcd-effect", [server.endpoint])
-  })
-  afterAll(async () => {
-    await backend?.close()
-    await server?.close()
-  })
+  const ours = onOurServer()
 
   it.effect.prop(
     "every cache watcher sees exactly what the same watch on etcd sees",
     [fc.array(opArb, { minLength: 1, maxLength: 16 }), fc.array(watcherArb, { minLength: 1, maxLength: 4 })],
     ([ops, specs]) =>
       Effect.promise(async () => {
-        const { store } = backend.newStore()
+        const { store } = ours().newStore()
         const scope = Effect.runSync(Scope.make())
         const cacher = Effect.runSync(
           Scope.extend(Cacher.make(store, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }), scope)

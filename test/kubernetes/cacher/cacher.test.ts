@@ -6,26 +6,16 @@
  * behind.
  */
 import { Effect, Exit, Fiber, Scope, Stream } from "effect"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
 import { Cacher, type CacherConfig } from "../../../src/kubernetes/cacher/cacher.js"
 import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
-import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
-import { makeBackend } from "../storage/conformance/backend.js"
+import { onOurServer } from "../storage/conformance/backend.js"
 import { pod, podAttrs, run, Watching } from "../storage/conformance/support.js"
 
 describe("Cacher", () => {
-  let server: InProcessServer
-  let backend: Awaited<ReturnType<typeof makeBackend>>
-  beforeAll(async () => {
-    server = await startInProcess()
-    backend = await makeBackend("etcd-effect", [server.endpoint])
-  })
-  afterAll(async () => {
-    await backend?.close()
-    await server?.close()
-  })
+  const ours = onOurServer()
 
   /** a cacher over a fresh etcd3 store, ready; closed with the returned scope */
   const cacherOver = async (underlying: StorageService, config: Partial<CacherConfig> = {}) => {
@@ -41,7 +31,7 @@ describe("Cacher", () => {
   }
 
   it("a watcher that stops reading is terminated (no ERROR); the others keep every event", async () => {
-    const { store } = backend.newStore()
+    const { store } = ours().newStore()
     const { cacher, close } = await cacherOver(store)
     const start = await run(cacher.getCurrentResourceVersion)
     const reader = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start.toString() })
@@ -60,7 +50,7 @@ describe("Cacher", () => {
   })
 
   it("a watch from an RV the ring no longer holds gets 410 Expired; from one it holds, every event since", async () => {
-    const { store } = backend.newStore()
+    const { store } = ours().newStore()
     const { cacher, close } = await cacherOver(store, { upperBoundCapacity: 100 })
     const first = await run(store.create("/pods/ns/a", pod("ns", "a")))
     for (let i = 0; i < 149; i++) {
@@ -81,7 +71,7 @@ describe("Cacher", () => {
   })
 
   it("bookmarks come at the bookmark frequency, at the last RV, and never go backwards", async () => {
-    const { store } = backend.newStore()
+    const { store } = ours().newStore()
     const { cacher, close } = await cacherOver(store, { bookmarkFrequencyMs: 500 })
     const start = await run(cacher.getCurrentResourceVersion)
     const w = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start.toString(), predicate: { ...(await import("../../../src/kubernetes/storage/selection-predicate.js")).Everything, allowWatchBookmarks: true } })
@@ -103,7 +93,7 @@ describe("Cacher", () => {
   })
 
   it("a consistent list waits for the cache, and after 3 s asks etcd", async () => {
-    const { store } = backend.newStore()
+    const { store } = ours().newStore()
     // the cache's storage watch is held back: the cache falls behind etcd
     let hold = false
     const held: StorageService = {
@@ -127,7 +117,7 @@ describe("Cacher", () => {
   })
 
   it("10,000 watchers come and go: none is left behind", async () => {
-    const { store } = backend.newStore()
+    const { store } = ours().newStore()
     const { cacher, close } = await cacherOver(store)
     const scope = Effect.runSync(Scope.make())
     await Effect.runPromise(

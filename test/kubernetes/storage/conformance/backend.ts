@@ -1,6 +1,8 @@
 /** A Backend over any etcd (ours, etcd 3.4, a cluster) reached at `endpoints`. */
 import { compactWith } from "../../../../src/kubernetes/storage/etcd3/compact.js"
 import { Etcd3Store } from "../../../../src/kubernetes/storage/etcd3/store.js"
+import { afterAll, beforeAll } from "vitest"
+import { type InProcessServer, startInProcess } from "../../../server/support/in-process.js"
 import { type Backend, clientFor, podAttrs, run } from "./support.js"
 
 let counter = 0
@@ -33,4 +35,22 @@ export const makeBackend = async (
     compact: (rev) => run(compactWith(client, rev)),
     close
   }
+}
+
+/**
+ * Our server in-process for the current describe block, and a Backend over it: registers
+ * beforeAll/afterAll and returns a getter (the backend exists once beforeAll has run).
+ */
+export const onOurServer = (): (() => Backend) => {
+  let server: InProcessServer | undefined
+  let backend: Awaited<ReturnType<typeof makeBackend>> | undefined
+  beforeAll(async () => {
+    server = await startInProcess()
+    backend = await makeBackend("etcd-effect", [server.endpoint])
+  })
+  afterAll(async () => {
+    await backend?.close()
+    await server?.close()
+  })
+  return () => backend!
 }

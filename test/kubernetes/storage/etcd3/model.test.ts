@@ -7,10 +7,9 @@
  */
 import { it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
-import { afterAll, beforeAll, describe, expect } from "vitest"
+import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../../src/kubernetes/api/object-meta.js"
-import { type InProcessServer, startInProcess } from "../../../server/support/in-process.js"
-import { makeBackend } from "../conformance/backend.js"
+import { onOurServer } from "../conformance/backend.js"
 import { Everything, fails, pod, predicate, run, Watching } from "../conformance/support.js"
 
 type Op =
@@ -27,23 +26,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
 type State = ReadonlyMap<string, string> // name → color
 
 describe("etcd3 store vs a model (our server)", () => {
-  let server: InProcessServer
-  let backend: Awaited<ReturnType<typeof makeBackend>>
-  beforeAll(async () => {
-    server = await startInProcess()
-    backend = await makeBackend("etcd-effect", [server.endpoint])
-  })
-  afterAll(async () => {
-    await backend?.close()
-    await server?.close()
-  })
+  const ours = onOurServer()
 
   it.effect.prop(
     "List at every revision and watches from every revision match the model",
     [fc.array(opArb, { minLength: 1, maxLength: 12 })],
     ([ops]) =>
       Effect.promise(async () => {
-        const { store } = backend.newStore()
+        const { store } = ours().newStore()
         const start = await run(store.getCurrentResourceVersion)
         const states: Array<{ rev: bigint; state: State }> = [{ rev: start, state: new Map() }]
         const changes: Array<{ rev: bigint; name: string; before: string | undefined; after: string | undefined }> = []
@@ -51,7 +41,7 @@ describe("etcd3 store vs a model (our server)", () => {
         let state = new Map<string, string>()
         for (const op of ops) {
           if (op.kind === "compact") {
-            compactRev = await backend.compact()
+            compactRev = await ours().compact()
             continue
           }
           const key = `/pods/ns/${op.name}`
