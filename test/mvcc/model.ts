@@ -231,6 +231,13 @@ export class Model {
     if (minCreate !== 0) kvs = kvs.filter((kv) => kv.create >= minCreate)
     const target = r.sortTarget ?? 0
     let order = r.sortOrder ?? 0
+    // etcd (apply.go) fetches everything only for an explicit order or a revision filter; a target
+    // other than KEY with order NONE sorts just the limit + 1 keys fetched in key order (checked
+    // against etcd 3.4: keys a=zz, b=y, d="" ranged from "a" with limit 1 and VALUE/NONE give b)
+    const limitFirst = r.limit ?? 0
+    if (order === 0 && limitFirst > 0 && minMod === 0 && maxMod === 0 && minCreate === 0 && maxCreate === 0) {
+      kvs = kvs.slice(0, limitFirst + 1)
+    }
     if (target !== 0 && order === 0) order = 1
     if (order !== 0) {
       const by: Record<number, (a: MKV, b: MKV) => number> = {
