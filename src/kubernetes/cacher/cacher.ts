@@ -13,8 +13,6 @@ import type { KubeList, KubeObject } from "../api/object-meta.js"
 import {
   type GroupResource,
   isTooLargeResourceVersion,
-  newBadRequest,
-  newInvalid,
   newNotFound,
   type StatusError,
   toStatus
@@ -30,7 +28,7 @@ import {
   matchesAttributes,
   type SelectionPredicate
 } from "../storage/selection-predicate.js"
-import { parseResourceVersion } from "../storage/versioner.js"
+import { parseListResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
 import { CacheWatcher, suggestedWatchChannelSize } from "./cache-watcher.js"
 import { Ready } from "./ready.js"
 import { runReflector } from "./reflector.js"
@@ -266,11 +264,7 @@ export const make = (
         (recursive ? k.startsWith(key) : k === key) && (empty || matchesAttributes(pred, attrs))
     }
 
-    const parseRV = (rv: string | undefined) =>
-      Either.mapLeft(parseResourceVersion(rv), (msg) =>
-        newInvalid({ group: gr.group, kind: gr.resource }, "", [
-          { type: "FieldValueInvalid", field: "resourceVersion", message: msg.slice("resourceVersion: ".length) }
-        ]))
+    const parseRV = (rv: string | undefined) => parseWatchResourceVersion(rv, gr)
 
     const errorStream = (e: StatusError): Stream.Stream<WatchEvent> => Stream.succeed(errorEvent(toStatus(e)))
 
@@ -376,7 +370,7 @@ export const make = (
         const delegate = pred.continue !== "" || (match !== "" && match !== "NotOlderThan") || (pred.limit > 0 && rvText !== "0") ||
           !ready.isReady
         if (delegate) return yield* storage.getList(key, options)
-        const rv = yield* Either.mapLeft(parseResourceVersion(rvText), (m) => newBadRequest(`invalid resource version: ${m}`))
+        const rv = yield* parseListResourceVersion(rvText)
         if (rvText === "") {
           // a consistent read: the cache must reach etcd's current RV, else etcd answers
           const current = yield* storage.getCurrentResourceVersion
@@ -397,7 +391,7 @@ export const make = (
         const rvText = options.resourceVersion ?? ""
         if (rvText === "" || !ready.isReady) return yield* storage.get(key, options)
         const k = yield* prepare(key, false)
-        const rv = yield* Either.mapLeft(parseResourceVersion(rvText), (m) => newBadRequest(`invalid resource version: ${m}`))
+        const rv = yield* parseListResourceVersion(rvText)
         yield* watchCache.waitUntilFresh(rv)
         const el = watchCache.store.get(k)
         if (el === undefined) {

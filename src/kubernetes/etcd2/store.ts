@@ -17,7 +17,6 @@ import {
   newAlreadyExists,
   newBadRequest,
   newInternalError,
-  newInvalid,
   newNotFound,
   newResourceExpired,
   newTooLargeResourceVersion,
@@ -34,7 +33,7 @@ import {
   type StorageService
 } from "../storage/interfaces.js"
 import { type AttrFunc, Everything, matches } from "../storage/selection-predicate.js"
-import { parseResourceVersion } from "../storage/versioner.js"
+import { parseResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
 import { errorText, type KeysError } from "./errors.js"
 import { etcdWatcher } from "./etcd-watcher.js"
 import type { WatcherMarks } from "./high-water-mark.js"
@@ -289,14 +288,8 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     Effect.gen(function*() {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
-      const rv = parseResourceVersion(options.resourceVersion)
-      if (Either.isLeft(rv)) {
-        return yield* Effect.fail(
-          newInvalid({ group: gr.group, kind: gr.resource }, "", [
-            { type: "FieldValueInvalid", field: "resourceVersion", message: rv.left.slice("resourceVersion: ".length) }
-          ])
-        )
-      }
+      const rv = parseWatchResourceVersion(options.resourceVersion, gr)
+      if (Either.isLeft(rv)) return yield* Effect.fail(rv.left)
       // v2 keys name directories without the trailing slash
       const v2Key = recursive ? prepared.replace(/\/+$/, "") : prepared
       return etcdWatcher(

@@ -3,6 +3,7 @@
  * anything else must be a uint64, else the apiserver's field error.
  */
 import { Either } from "effect"
+import { type BadRequest, type GroupResource, type Invalid, newBadRequest, newInvalid } from "../api/status.js"
 
 const MAX_UINT64 = (1n << 64n) - 1n
 
@@ -20,3 +21,20 @@ export const parseResourceVersion = (rv: string | undefined): Either.Either<bigi
 
 /** An object's metadata.resourceVersion as a revision (0 when unset). */
 export const objectResourceVersion = (rv: string | undefined): Either.Either<bigint, string> => parseResourceVersion(rv)
+
+/**
+ * A watch's resourceVersion: the storage's InvalidError as the registry reports it (422,
+ * `<resource> "" is invalid: resourceVersion: Invalid value: …`).
+ */
+export const parseWatchResourceVersion = (
+  rv: string | undefined,
+  gr: GroupResource
+): Either.Either<bigint, Invalid> =>
+  Either.mapLeft(parseResourceVersion(rv), (msg) =>
+    newInvalid({ group: gr.group, kind: gr.resource }, "", [
+      { type: "FieldValueInvalid", field: "resourceVersion", message: msg.slice("resourceVersion: ".length) }
+    ]))
+
+/** A list's or get's resourceVersion: 400 `invalid resource version: …` (etcd3/store.go). */
+export const parseListResourceVersion = (rv: string | undefined): Either.Either<bigint, BadRequest> =>
+  Either.mapLeft(parseResourceVersion(rv), (msg) => newBadRequest(`invalid resource version: ${msg}`))

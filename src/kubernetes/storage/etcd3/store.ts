@@ -17,7 +17,6 @@ import {
   newAlreadyExists,
   newBadRequest,
   newInternalError,
-  newInvalid,
   newNotFound,
   newResourceExpired,
   newTooLargeResourceVersion,
@@ -37,7 +36,7 @@ import {
 import { Everything, isEmpty, matches } from "../selection-predicate.js"
 import { encryptCheck } from "../value/identity.js"
 import type { ValueTransformer } from "../value/transformer.js"
-import { parseResourceVersion } from "../versioner.js"
+import { parseResourceVersion, parseWatchResourceVersion } from "../versioner.js"
 import { readCompactRevision } from "./compact.js"
 import type { Etcd3StoreConfig } from "./config.js"
 import {
@@ -468,14 +467,8 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     Effect.gen(function*() {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
-      const rev = parseResourceVersion(options.resourceVersion)
-      if (Either.isLeft(rev)) {
-        return yield* Effect.fail(
-          newInvalid({ group: gr.group, kind: gr.resource }, "", [
-            { type: "FieldValueInvalid", field: "resourceVersion", message: rev.left.slice("resourceVersion: ".length) }
-          ])
-        )
-      }
+      const rev = parseWatchResourceVersion(options.resourceVersion, gr)
+      if (Either.isLeft(rev)) return yield* Effect.fail(rev.left)
       return watchChan(
         {
           client,
