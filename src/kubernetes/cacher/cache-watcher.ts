@@ -1,19 +1,23 @@
 /**
  * cacher/cache_watcher.go (seed 002): one client watch served from the watch cache. The dispatcher
- * puts events into its bounded input (non-blocking first; blocking only within the dispatch time
- * budget); the consumer's stream replays the initial interval, then converts each queued event
- * for this watcher: the filter decides ADDED / MODIFIED / DELETED from the object and the object
- * before it, and only events newer than the last one processed go out. A watcher that cannot keep
- * up is terminated: its stream simply ends (no ERROR), and the client re-watches from its last RV.
+ * puts events into it (non-blocking first; blocking only within the dispatch time budget); the
+ * filter decides ADDED / MODIFIED / DELETED from the object and the object before it, and only
+ * events newer than the last one processed go out. A watcher that cannot keep up is terminated:
+ * its watch simply ends (no ERROR), and the client re-watches from its last RV.
  *
- * There is no fiber per watcher: the dispatcher offers synchronously, the consumer converts as it
- * pulls. The input queue holds input + result capacity of upstream (2 × chanSize).
+ * There is no fiber per watcher. It has one of two consumers, chosen when it is made:
+ * - a sink (the HTTP watch, or any consumer that can take events synchronously): the dispatcher
+ *   converts and pushes in its own step; when the sink says it is full, events wait in `pending`
+ *   until the sink calls `resume`. This is how tens of thousands of watchers stay cheap.
+ * - a queue (the Storage face's `Stream`): the consumer converts as it pulls.
+ * Either way the watcher holds at most input + result capacity of upstream (2 × chanSize).
  */
-import { Effect, Queue, Stream } from "effect"
+import { Chunk, Effect, Queue, Stream } from "effect"
 import type { KubeObject } from "../api/object-meta.js"
 import { bookmark, type WatchEvent } from "../api/watch-event.js"
+import type { WatchSink } from "../storage/interfaces.js"
 import type { Attrs } from "../storage/selection-predicate.js"
-import type { WatchCacheEvent } from "./watch-cache-event.js"
+import { convertedAs, type WatchCacheEvent } from "./watch-cache-event.js"
 import { EVENT_FRESH_MS } from "./watch-cache.js"
 
 /** minWatchChanSize, maxWatchChanSizeWithIndexAndTrigger, …WithIndexWithoutTrigger, …WithoutIndex */
@@ -37,66 +41,150 @@ export const BOOKMARK_FREQUENCY_MS = 60_000
 
 export type WatcherFilter = (key: string, attrs: Attrs, obj: KubeObject) => boolean
 
-export type BookmarkState = "WaitingForBookmark" | "BookmarkReceived" | "BookmarkSent"
+/** who takes the watcher's events */
+export type Consumer = { readonly _tag: "Queue" } | { readonly _tag: "Sink"; readonly sink: WatchSink }
+
+export interface CacheWatcherOptions {
+  readonly chanSize: number
+  readonly filter: WatcherFilter
+  readonly startRV: bigint
+  readonly allowWatchBookmarks: boolean
+  readonly typeMeta: { readonly apiVersion?: string; readonly kind?: string }
+  readonly now: number
+  /** the scope the dispatcher indexes it by */
+  readonly namespace: string
+  readonly name: string
+  readonly triggerValue: string | undefined
+  readonly bookmarkFrequencyMs?: number | undefined
+  readonly consumer: Consumer
+}
 
 let nextId = 0
 
 export class CacheWatcher {
   readonly id = nextId++
-  readonly queue: Queue.Queue<WatchCacheEvent>
+  readonly chanSize: number
+  readonly allowWatchBookmarks: boolean
+  readonly namespace: string
+  readonly name: string
+  readonly triggerValue: string | undefined
+  /** queue consumer: what its stream pulls from */
+  private readonly queue: Queue.Queue<WatchCacheEvent> | undefined
+  /** sink consumer, and what waits while the sink is full */
+  private readonly sink: WatchSink | undefined
+  private paused = false
+  private pending: Array<WatchCacheEvent> = []
+  private roomWaiters: Array<() => void> = []
+  private readonly filter: WatcherFilter
+  private readonly typeMeta: { readonly apiVersion?: string; readonly kind?: string }
+  private readonly bookmarkFrequencyMs: number
   /** the RV of the last event this watcher processed (sent or filtered out) */
   private lastProcessed: bigint
   /** the RV of the last bookmark sent (-1: none) */
   private lastBookmark = -1n
-  private state: BookmarkState
   /** when the dispatcher should next give it a bookmark (ms) */
   nextBookmarkTime: number
   terminated = false
   stopped = false
 
-  constructor(
-    readonly chanSize: number,
-    private readonly filter: WatcherFilter,
-    startRV: bigint,
-    readonly allowWatchBookmarks: boolean,
-    /** the end bookmark is owed until an RV ≥ this is bookmarked (0: none owed) */
-    private readonly bookmarkAfterRV: bigint,
-    private readonly typeMeta: { readonly apiVersion?: string; readonly kind?: string },
-    now: number,
-    /** the scope the dispatcher indexes it by */
-    readonly namespace: string,
-    readonly name: string,
-    readonly triggerValue: string | undefined,
-    private readonly bookmarkFrequencyMs = BOOKMARK_FREQUENCY_MS
-  ) {
-    this.queue = Effect.runSync(Queue.bounded<WatchCacheEvent>(2 * chanSize))
-    this.lastProcessed = startRV
-    this.state = bookmarkAfterRV === 0n ? "BookmarkSent" : "WaitingForBookmark"
-    this.nextBookmarkTime = now + bookmarkFrequencyMs
+  constructor(o: CacheWatcherOptions) {
+    this.chanSize = o.chanSize
+    this.filter = o.filter
+    this.lastProcessed = o.startRV
+    this.allowWatchBookmarks = o.allowWatchBookmarks
+    this.typeMeta = o.typeMeta
+    this.namespace = o.namespace
+    this.name = o.name
+    this.triggerValue = o.triggerValue
+    this.bookmarkFrequencyMs = o.bookmarkFrequencyMs ?? BOOKMARK_FREQUENCY_MS
+    this.nextBookmarkTime = o.now + this.bookmarkFrequencyMs
+    if (o.consumer._tag === "Queue") this.queue = Effect.runSync(Queue.bounded<WatchCacheEvent>(this.capacity))
+    else this.sink = o.consumer.sink
   }
 
-  /** nonblockingAdd: true if queued (a BOOKMARK below the owed RV is dropped, as upstream) */
+  /** input + result buffers of upstream */
+  get capacity(): number {
+    return 2 * this.chanSize
+  }
+
+  /** nonblockingAdd: true if taken (a BOOKMARK below the owed RV is dropped, as upstream) */
   nonblockingAdd(e: WatchCacheEvent): boolean {
     if (this.stopped) return true
     if (e.type === "BOOKMARK" && !this.allowWatchBookmarks) return true
-    return Queue.unsafeOffer(this.queue, e)
+    if (this.queue !== undefined) return Queue.unsafeOffer(this.queue, e)
+    if (this.paused) {
+      if (this.pending.length >= this.capacity) return false
+      this.pending.push(e)
+      return true
+    }
+    const out = this.convert(e)
+    if (out !== undefined && !this.sink!.push([out])) this.paused = true
+    return true
   }
 
   /** add: waits for room; the caller bounds the wait with the dispatch budget */
   add(e: WatchCacheEvent): Effect.Effect<boolean> {
-    return this.stopped ? Effect.succeed(true) : Queue.offer(this.queue, e)
+    if (this.queue !== undefined) return this.stopped ? Effect.succeed(true) : Queue.offer(this.queue, e)
+    return Effect.async<boolean>((resume) => {
+      const retry = () => {
+        if (this.stopped || this.nonblockingAdd(e)) resume(Effect.succeed(true))
+        else this.roomWaiters.push(retry)
+      }
+      retry()
+      return Effect.sync(() => {
+        this.roomWaiters = this.roomWaiters.filter((w) => w !== retry)
+      })
+    })
   }
 
-  /** nextBookmarkTime once served: while an end bookmark is still owed, at every tick */
+  /**
+   * The sink took what it had and wants more: push what waited, in order, until it is full
+   * again; then let blocked dispatches in.
+   */
+  resume(): void {
+    if (this.sink === undefined || this.stopped) return
+    this.paused = false
+    let i = 0
+    const out: Array<WatchEvent> = []
+    while (i < this.pending.length) {
+      const w = this.convert(this.pending[i++]!)
+      if (w === undefined) continue
+      out.push(w)
+      if (out.length >= this.chanSize) {
+        if (!this.sink.push(out.splice(0))) {
+          this.paused = true
+          break
+        }
+      }
+    }
+    if (!this.paused && out.length > 0 && !this.sink.push(out)) this.paused = true
+    this.pending = i === this.pending.length ? [] : this.pending.slice(i)
+    if (this.roomWaiters.length > 0 && this.pending.length < this.capacity) {
+      const waiters = this.roomWaiters
+      this.roomWaiters = []
+      for (const w of waiters) w()
+    }
+  }
+
+  /**
+   * nextBookmarkTime once served. Upstream gives a watcher a bookmark at every tick while its
+   * watch-list end bookmark is owed; here the end bookmark goes out when the watch starts (the
+   * cache was waited on until fresh first), so it is never owed later.
+   */
   scheduleNextBookmark(now: number): void {
-    this.nextBookmarkTime = this.state === "BookmarkSent" || this.state === "BookmarkReceived" ? now + this.bookmarkFrequencyMs : now
+    this.nextBookmarkTime = now + this.bookmarkFrequencyMs
   }
 
-  /** stop / forget: the stream ends after what it is reading now; nothing more is queued */
+  /** stop / forget: the watch ends after what its consumer has taken; nothing more is queued */
   stop(): void {
     if (this.stopped) return
     this.stopped = true
-    Effect.runSync(Queue.shutdown(this.queue))
+    this.pending = []
+    if (this.queue !== undefined) Effect.runSync(Queue.shutdown(this.queue))
+    else this.sink!.end()
+    const waiters = this.roomWaiters
+    this.roomWaiters = []
+    for (const w of waiters) w()
   }
 
   /** convertToWatchEvent + the process loop's "only newer than the last processed RV" rule */
@@ -106,51 +194,44 @@ export class CacheWatcher {
       if (e.resourceVersion < this.lastProcessed) return undefined
       if (e.resourceVersion === this.lastBookmark) return undefined
       this.lastBookmark = e.resourceVersion
-      const owed = this.state !== "BookmarkSent" && this.bookmarkAfterRV !== 0n && e.resourceVersion >= this.bookmarkAfterRV
       this.lastProcessed = e.resourceVersion
-      if (this.bookmarkAfterRV === 0n || owed) this.state = "BookmarkSent"
-      return bookmark(e.resourceVersion, owed, this.typeMeta)
+      return bookmark(e.resourceVersion, false, this.typeMeta)
     }
     if (e.resourceVersion <= this.lastProcessed) return undefined
     this.lastProcessed = e.resourceVersion
     const curPasses = e.type !== "DELETED" && this.filter(e.key, e.attrs, e.object)
     const oldPasses = e.prevObject !== undefined && this.filter(e.key, e.prevAttrs!, e.prevObject)
-    if (curPasses && !oldPasses) return { type: "ADDED", object: e.object }
-    if (curPasses) return { type: "MODIFIED", object: e.object }
-    if (oldPasses) {
-      // the last state this watcher could see, at the deletion's (or the update's) RV
-      return { type: "DELETED", object: { ...e.prevObject!, metadata: { ...e.prevObject!.metadata, resourceVersion: e.resourceVersion.toString() } } }
-    }
+    if (curPasses) return convertedAs(e, oldPasses ? "MODIFIED" : "ADDED")
+    if (oldPasses) return convertedAs(e, "DELETED")
     return undefined
   }
 
   /**
-   * The watch as its consumer sees it: the initial events, the end bookmark if owed right away,
-   * then the queue as it fills. Ends when the watcher is stopped or terminated.
+   * What the watch starts with: the initial events, then the end bookmark of a watch-list (which
+   * is then no longer owed). For a sink they are pushed now, before the watcher is registered.
    */
-  stream(initial: ReadonlyArray<WatchEvent>, endBookmark: bigint | undefined): Stream.Stream<WatchEvent> {
-    const head = endBookmark === undefined
-      ? initial
-      : [...initial, bookmark(endBookmark, true, this.typeMeta)]
+  begin(initial: ReadonlyArray<WatchEvent>, endBookmark: bigint | undefined): ReadonlyArray<WatchEvent> {
+    const head = endBookmark === undefined ? initial : [...initial, bookmark(endBookmark, true, this.typeMeta)]
     if (endBookmark !== undefined) {
-      this.state = "BookmarkSent"
       this.lastBookmark = endBookmark
       if (endBookmark > this.lastProcessed) this.lastProcessed = endBookmark
     }
-    const live = Stream.fromQueue(this.queue, { maxChunkSize: 128 }).pipe(
+    if (this.sink !== undefined && head.length > 0 && !this.sink.push(head)) this.paused = true
+    return head
+  }
+
+  /** The queue consumer's watch: the head, then the queue as it fills; ends when stopped. */
+  stream(head: ReadonlyArray<WatchEvent>): Stream.Stream<WatchEvent> {
+    const live = Stream.fromQueue(this.queue!, { maxChunkSize: 128 }).pipe(
       Stream.mapChunks((chunk) => {
         const out: Array<WatchEvent> = []
         for (const e of chunk) {
           const w = this.convert(e)
           if (w !== undefined) out.push(w)
         }
-        return out.length === 0 ? (emptyChunk as never) : chunkOf(out)
+        return out.length === 0 ? Chunk.empty<WatchEvent>() : Chunk.unsafeFromArray(out)
       })
     )
-    return Stream.concat(Stream.fromIterable(head), live)
+    return head.length === 0 ? live : Stream.concat(Stream.fromIterable(head), live)
   }
 }
-
-import { Chunk } from "effect"
-const emptyChunk = Chunk.empty<WatchEvent>()
-const chunkOf = (xs: Array<WatchEvent>) => Chunk.unsafeFromArray(xs)

@@ -2,6 +2,7 @@
  * cacher/ready.go: Pending ⇄ Ready → Stopped. While pending, watches and lists get 429 with a
  * Retry-After that grows with the downtime: clamp(e^(0.06 · seconds down), 1, 30).
  */
+import { Context, Effect, Layer } from "effect"
 import { newTooManyRequests, type TooManyRequests } from "../api/status.js"
 
 export class Ready {
@@ -44,4 +45,17 @@ export class Ready {
     if (this.state === "Stopped") return newTooManyRequests("apiserver cacher is stopped", retry)
     return newTooManyRequests(`storage is (re)initializing${this.lastError === undefined ? "" : `: ${this.lastError}`}`, retry)
   }
+}
+
+/** The Cacher's ready state as a service; stopped when the Cacher's scope closes. */
+export class ReadyTag extends Context.Tag("etcd-effect/kubernetes/cacher/Ready")<ReadyTag, Ready>() {
+  static readonly layer: Layer.Layer<ReadyTag> = Layer.scoped(
+    ReadyTag,
+    Effect.gen(function*() {
+      const clock = yield* Effect.clock
+      const ready = new Ready(() => clock.unsafeCurrentTimeMillis())
+      yield* Effect.addFinalizer(() => Effect.sync(() => ready.stop()))
+      return ready
+    })
+  )
 }

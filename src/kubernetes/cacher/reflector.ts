@@ -5,14 +5,17 @@
  * and relisting on 410 (compaction). Each storage chunk becomes watch-cache events in one
  * synchronous step, then one offer of the batch to the dispatcher's bounded queue (back-pressure).
  */
-import { Chunk, Effect, Queue, Schedule, Stream } from "effect"
+import { type Chunk, Effect, Layer, Metric, Queue, Schedule, Stream } from "effect"
 import type { KubeObject } from "../api/object-meta.js"
 import type { StatusError } from "../api/status.js"
 import type { WatchEvent } from "../api/watch-event.js"
-import type { StorageService } from "../storage/interfaces.js"
+import { Storage, type StorageService } from "../storage/interfaces.js"
 import { Everything } from "../storage/selection-predicate.js"
-import type { Ready } from "./ready.js"
-import type { WatchCache } from "./watch-cache.js"
+import { CacheWatchersTag } from "./cache-watchers.js"
+import { CacherConfigTag, resourcePrefixOf } from "./config.js"
+import { DispatcherTag } from "./dispatcher.js"
+import { type Ready, ReadyTag } from "./ready.js"
+import { type WatchCache, WatchCacheTag } from "./watch-cache.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 /** storageWatchListPageSize */
@@ -27,6 +30,9 @@ export interface ReflectorDeps {
   readonly now: () => number
   /** closes every watcher (a relist: their RVs may no longer be servable) */
   readonly terminateAllWatchers: () => void
+  /** apiserver_watch_cache_events_received_total, apiserver_watch_cache_initializations_total */
+  readonly received?: Metric.Metric.Counter<number> | undefined
+  readonly initializations?: Metric.Metric.Counter<number> | undefined
 }
 
 /** the paged list at one RV */
@@ -76,7 +82,9 @@ const watchOnce = (deps: ReflectorDeps, rv: bigint): Effect.Effect<WatchEnd, Sta
         }
         last = erv
       }
-      return batch.length === 0 ? Effect.void : Queue.offerAll(deps.incoming, batch)
+      if (batch.length === 0) return Effect.void
+      const offer = Queue.offerAll(deps.incoming, batch)
+      return deps.received === undefined ? offer : Effect.zipRight(Metric.incrementBy(deps.received, batch.length), offer)
     })
     return end ?? { _tag: "Ended", rv: last }
   })
@@ -90,6 +98,7 @@ export const runReflector = (deps: ReflectorDeps): Effect.Effect<never> =>
     const listed = yield* list(deps)
     deps.watchCache.replace(listed.items, listed.rv)
     deps.ready.setReady()
+    if (deps.initializations !== undefined) yield* Metric.increment(deps.initializations)
     let rv = listed.rv
     for (;;) {
       const end = yield* watchOnce(deps, rv)
@@ -109,3 +118,37 @@ export const runReflector = (deps: ReflectorDeps): Effect.Effect<never> =>
     Effect.zipRight(Effect.never)
   ) as Effect.Effect<never>
 
+
+const eventsReceived = Metric.counter("apiserver_watch_cache_events_received_total", {
+  description: "Counter of events received in watch cache broken by resource type."
+})
+const initializations = Metric.counter("apiserver_watch_cache_initializations_total", {
+  description: "Counter of watch cache initializations broken by resource type."
+})
+
+/** The reflector as a fiber of the Cacher's scope, over the Storage underneath. */
+export const reflectorLayer: Layer.Layer<never, never, Storage | CacherConfigTag | WatchCacheTag | DispatcherTag | ReadyTag | CacheWatchersTag> =
+  Layer.scopedDiscard(
+    Effect.gen(function*() {
+      const config = yield* CacherConfigTag
+      const storage = yield* Storage
+      const watchCache = yield* WatchCacheTag
+      const dispatcher = yield* DispatcherTag
+      const ready = yield* ReadyTag
+      const watchers = yield* CacheWatchersTag
+      const clock = yield* Effect.clock
+      const tagged = (m: Metric.Metric.Counter<number>) =>
+        m.pipe(Metric.tagged("group", config.groupResource.group), Metric.tagged("resource", config.groupResource.resource))
+      yield* Effect.forkScoped(runReflector({
+        storage,
+        resourcePrefix: resourcePrefixOf(config),
+        watchCache,
+        incoming: dispatcher.incoming,
+        ready,
+        now: () => clock.unsafeCurrentTimeMillis(),
+        terminateAllWatchers: () => watchers.terminateAll(),
+        received: tagged(eventsReceived),
+        initializations: tagged(initializations)
+      }))
+    })
+  )

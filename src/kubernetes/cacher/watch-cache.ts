@@ -7,10 +7,11 @@
  * JS runs one thing at a time, so the watchCache lock is the synchronous method: a watcher takes
  * its interval and registers in the same step, and no event can land in between.
  */
-import { Deferred, Duration, Effect, FiberId } from "effect"
+import { Context, Deferred, Duration, Effect, FiberId, Layer } from "effect"
 import type { KubeObject } from "../api/object-meta.js"
 import { newResourceExpired, newTooLargeResourceVersion, newInternalError, type StatusError } from "../api/status.js"
-import type { AttrFunc, Attrs } from "../storage/selection-predicate.js"
+import { type AttrFunc, type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
+import { CacherConfigTag, resourcePrefixOf } from "./config.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 /** defaultLowerBoundCapacity / defaultUpperBoundCapacity (watch_cache_history.go) */
@@ -45,6 +46,8 @@ export class WatchCache {
   private head = 0
   capacity = LOWER_BOUND_CAPACITY
   private removedEventSinceRelist = false
+  /** the last etcd compaction the cache was told of: no list snapshot below it */
+  private compactedRevision = 0n
   /** the RV of the last Replace (relist) */
   listResourceVersion = 0n
   resourceVersion = 0n
@@ -180,6 +183,7 @@ export class WatchCache {
    * with the watch cache's snapshots on): a watch from before it then gets 410 from the cache too.
    */
   compact(rev: bigint): void {
+    if (rev > this.compactedRevision) this.compactedRevision = rev
     while (this.head < this.events.length && this.events[this.head]!.resourceVersion <= rev) {
       this.head++
       this.removedEventSinceRelist = true
@@ -187,12 +191,34 @@ export class WatchCache {
     if (this.listResourceVersion <= rev) this.removedEventSinceRelist = true
   }
 
+  /**
+   * The state at `rv` (the list snapshot of ListFromCacheSnapshot), sorted by key, optionally under
+   * a key prefix: the current store with the ring's events after `rv` undone, newest first. Any RV
+   * from the oldest the ring can serve a watch from up to the cache's own is servable; older is
+   * 410 "too old resource version: N" (the caller may ask etcd instead).
+   */
+  snapshotAt(rv: bigint, prefix?: string): Interval | StatusError {
+    // etcd compacted past it: the snapshots below the compaction are gone (snapshots.RemoveLess)
+    if (rv < this.compactedRevision) return newResourceExpired(`too old resource version: ${rv}`)
+    if (rv >= this.resourceVersion) return this.snapshot(prefix)
+    const since = this.eventsSince(rv)
+    if (since._tag !== "Events") return newResourceExpired(`too old resource version: ${rv}`)
+    const state = new Map<string, StoreElement>()
+    for (const e of this.store.values()) if (prefix === undefined || e.key.startsWith(prefix)) state.set(e.key, e)
+    for (let i = since.events.length - 1; i >= 0; i--) {
+      const e = since.events[i]!
+      if (prefix !== undefined && !e.key.startsWith(prefix)) continue
+      if (e.prevObject === undefined) state.delete(e.key)
+      else state.set(e.key, { key: e.key, object: e.prevObject, attrs: e.prevAttrs! })
+    }
+    return { _tag: "Snapshot", elements: sortedByKey(state.values()), resourceVersion: rv }
+  }
+
   /** The current state as a list sorted by key, optionally under a key prefix. */
   snapshot(prefix?: string): Interval {
     const elements: Array<StoreElement> = []
     for (const e of this.store.values()) if (prefix === undefined || e.key.startsWith(prefix)) elements.push(e)
-    elements.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-    return { _tag: "Snapshot", elements, resourceVersion: this.resourceVersion }
+    return { _tag: "Snapshot", elements: sortedByKey(elements), resourceVersion: this.resourceVersion }
   }
 
   /**
@@ -214,4 +240,22 @@ export class WatchCache {
       )
     })
   }
+}
+
+const sortedByKey = (elements: Iterable<StoreElement>): Array<StoreElement> =>
+  Array.from(elements).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+
+/** The Cacher's watch cache as a service (one per Cacher: its layer is built in the Cacher's). */
+export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/WatchCache")<WatchCacheTag, WatchCache>() {
+  static readonly layer: Layer.Layer<WatchCacheTag, never, CacherConfigTag> = Layer.effect(
+    WatchCacheTag,
+    Effect.gen(function*() {
+      const config = yield* CacherConfigTag
+      const clock = yield* Effect.clock
+      const prefix = resourcePrefixOf(config)
+      const keyFunc = config.keyFunc ??
+        ((o: KubeObject) => prefix + (o.metadata.namespace ? `${o.metadata.namespace}/` : "") + (o.metadata.name ?? ""))
+      return new WatchCache(keyFunc, config.getAttrs ?? defaultAttrs, () => clock.unsafeCurrentTimeMillis(), config.upperBoundCapacity ?? UPPER_BOUND_CAPACITY)
+    })
+  )
 }

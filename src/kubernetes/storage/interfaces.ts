@@ -6,7 +6,7 @@
  * Errors a Go caller gets as `error` from the call are failures of the returned Effect; errors
  * after a watch is established are ERROR events in its Stream, which then ends (it never fails).
  */
-import { Context, type Effect, type Stream } from "effect"
+import { Context, type Effect, type Scope, type Stream } from "effect"
 import type { KubeList, KubeObject } from "../api/object-meta.js"
 import type { StatusError } from "../api/status.js"
 import type { WatchEvent } from "../api/watch-event.js"
@@ -67,6 +67,24 @@ export interface Stats {
   readonly estimatedAverageObjectSizeBytes?: number | undefined
 }
 
+/**
+ * A consumer that takes a watch's events synchronously, with no fiber of its own (an HTTP watch
+ * writing to its socket). `push` gets events in order and says whether it wants more now; after
+ * a false it gets nothing until it calls its handle's `resume`. `end` comes once, last: after an
+ * ERROR event if there is one, when the watch is stopped, or when the watcher was terminated
+ * for not keeping up (then with no ERROR, as the apiserver's cacheWatcher).
+ */
+export interface WatchSink {
+  readonly push: (events: ReadonlyArray<WatchEvent>) => boolean
+  readonly end: () => void
+}
+
+/** A sink watch while it runs; closing the scope it was started in stops it. */
+export interface WatchHandle {
+  /** the sink drained: deliver what waited */
+  readonly resume: () => void
+}
+
 export interface StorageService {
   /** storage.Interface.Create: fails AlreadyExists; a set resourceVersion is refused */
   readonly create: (key: string, obj: KubeObject, ttlSeconds?: number) => Effect.Effect<KubeObject, StatusError>
@@ -86,6 +104,11 @@ export interface StorageService {
    * scope is the watch: interrupting its consumer stops it.
    */
   readonly watch: (key: string, options: ListOptions) => Effect.Effect<Stream.Stream<WatchEvent>, StatusError>
+  /**
+   * The same watch into a sink, for storages that can deliver without a fiber per watcher (the
+   * Cacher). Use `watchInto` (storage/watch-sink.ts), which falls back to the Stream.
+   */
+  readonly watchSink?: (key: string, options: ListOptions, sink: WatchSink) => Effect.Effect<WatchHandle, StatusError, Scope.Scope>
   /** storage.Interface.Get; undefined only with ignoreNotFound */
   readonly get: (key: string, options?: GetOptions) => Effect.Effect<KubeObject | undefined, StatusError>
   /** storage.Interface.GetList */

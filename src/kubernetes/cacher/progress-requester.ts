@@ -1,0 +1,23 @@
+/**
+ * cacher/progress/watch_progress.go: while a read waits for the watch cache to catch up, ask etcd
+ * for a progress notification every 100 ms, so a quiet resource's cache learns the current RV.
+ */
+import { Effect, Layer } from "effect"
+import { Storage } from "../storage/interfaces.js"
+import { WatchCacheTag } from "./watch-cache.js"
+
+/** progressRequestPeriod */
+export const PROGRESS_REQUEST_PERIOD = "100 millis"
+
+export const progressRequesterLayer: Layer.Layer<never, never, Storage | WatchCacheTag> = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const storage = yield* Storage
+    const watchCache = yield* WatchCacheTag
+    yield* Effect.forkScoped(Effect.gen(function*() {
+      for (;;) {
+        yield* Effect.sleep(PROGRESS_REQUEST_PERIOD)
+        if (watchCache.waiting > 0) yield* Effect.ignore(storage.requestWatchProgress)
+      }
+    }))
+  })
+)
