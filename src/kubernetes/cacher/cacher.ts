@@ -38,6 +38,8 @@ export interface CacherInternals {
   readonly watcherCount: () => number
   /** watchers terminated for not keeping up */
   readonly terminatedCount: () => number
+  /** the RV of the last event the dispatcher handed to the watchers */
+  readonly dispatchedRV: () => bigint
 }
 
 export class CacherInternalsTag extends Context.Tag("etcd-effect/kubernetes/CacherInternals")<CacherInternalsTag, CacherInternals>() {}
@@ -62,6 +64,7 @@ const makeFace = Effect.gen(function*() {
   const watchCache = yield* WatchCacheTag
   const watchers = yield* CacheWatchersTag
   const ready = yield* ReadyTag
+  const dispatcher = yield* DispatcherTag
   const clock = yield* Effect.clock
   const now = () => clock.unsafeCurrentTimeMillis()
   const gr = config.groupResource
@@ -334,7 +337,8 @@ const makeFace = Effect.gen(function*() {
     watchCache,
     ready,
     watcherCount: () => watchers.size,
-    terminatedCount: () => watchers.terminated
+    terminatedCount: () => watchers.terminated,
+    dispatchedRV: dispatcher.lastProcessedRV
   }
   return { face, internals }
 })

@@ -10,6 +10,7 @@ import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
 import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
+import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
 import { Everything, pod, podAttrs, predicate, run, Watching } from "../storage/conformance/support.js"
 
@@ -87,5 +88,123 @@ describe("Cacher vs direct storage watches (our server)", () => {
         await Effect.runPromise(Scope.close(scope, Exit.void))
       }),
     { fastCheck: { numRuns: 8 } }
+  )
+})
+
+/**
+ * Sink watchers against the same model, with the hard parts: watches from any RV written so far,
+ * consumers that go full and resume later, and watchers stopped midway. A watcher that is not
+ * terminated (or stopped) sees exactly the events the direct etcd3 watch from the same RV sees;
+ * one that is sees a prefix of them; none sees an ERROR.
+ */
+const sinkSpecArb = fc.record({
+  at: fc.nat(15),
+  back: fc.nat(15),
+  color: fc.constantFrom("red", "blue", undefined),
+  pauseEvery: fc.constantFrom(0, 1, 3),
+  pauseMs: fc.constantFrom(1, 150),
+  stopAfter: fc.option(fc.nat(15), { nil: undefined })
+})
+
+describe("Cacher sink watchers vs direct storage watches (our server)", () => {
+  const ours = onOurServer()
+
+  it.effect.prop(
+    "paused, resumed and stopped sinks from any past RV see exactly (a prefix of) etcd's events",
+    [fc.array(opArb, { minLength: 1, maxLength: 16 }), fc.array(sinkSpecArb, { minLength: 1, maxLength: 5 })],
+    ([ops, specs]) =>
+      Effect.promise(async () => {
+        const { store } = ours().newStore()
+        const scope = Effect.runSync(Scope.make())
+        const cacher = Effect.runSync(
+          Scope.extend(Cacher.make(store, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }), scope)
+        )
+        for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
+        const rvs: Array<bigint> = [await run(store.getCurrentResourceVersion)]
+        const live = new Map<string, string>()
+        interface Sinked {
+          readonly got: Array<WatchEvent>
+          ends: number
+          stopped: boolean
+          readonly direct: Watching
+          readonly stop: () => Promise<void>
+          readonly spec: (typeof specs)[number]
+        }
+        const sinks: Array<Sinked> = []
+        const timers = new Set<ReturnType<typeof setTimeout>>()
+        for (let i = 0; i <= ops.length; i++) {
+          for (const spec of specs.filter((s) => Math.min(s.at, ops.length) === i)) {
+            const pred = spec.color === undefined ? Everything : predicate({ label: `color=${spec.color}` })
+            await run(cacher.getList("/pods/", { recursive: true, resourceVersion: rvs[rvs.length - 1]!.toString(), resourceVersionMatch: "NotOlderThan" }))
+            const from = rvs[Math.max(0, rvs.length - 1 - spec.back)]!.toString()
+            const got: Array<WatchEvent> = []
+            const wscope = Effect.runSync(Scope.make())
+            let handle: { resume: () => void } | undefined
+            const entry: Sinked = {
+              got,
+              ends: 0,
+              stopped: false,
+              direct: await Watching.start(store, "/pods/", { recursive: true, resourceVersion: from, predicate: pred }),
+              stop: () => Effect.runPromise(Scope.close(wscope, Exit.void)),
+              spec
+            }
+            const sink = {
+              push: (evs: ReadonlyArray<WatchEvent>) => {
+                got.push(...evs)
+                if (spec.pauseEvery === 0 || got.length % spec.pauseEvery !== 0) return true
+                // full for a moment: resumed from a timer, as a socket's drain would
+                const t = setTimeout(() => (timers.delete(t), handle?.resume()), spec.pauseMs)
+                timers.add(t)
+                return false
+              },
+              end: () => void entry.ends++
+            }
+            handle = await Effect.runPromise(Scope.extend(watchInto(cacher, "/pods/", { recursive: true, resourceVersion: from, predicate: pred }, sink), wscope))
+            sinks.push(entry)
+          }
+          for (const s of sinks) {
+            if (!s.stopped && s.spec.stopAfter !== undefined && s.spec.at + s.spec.stopAfter === i) {
+              s.stopped = true
+              await s.stop()
+            }
+          }
+          const op = ops[i]
+          if (op === undefined) break
+          const key = `/pods/ns/${op.name}`
+          const before = live.get(op.name)
+          if (op.kind === "put") {
+            if (before === op.color) continue
+            const obj = pod("ns", op.name, { labels: { color: op.color } })
+            const out = before !== undefined
+              ? await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
+              : await run(store.create(key, obj))
+            live.set(op.name, op.color)
+            rvs.push(BigInt(out.metadata.resourceVersion!))
+          } else if (before !== undefined) {
+            const out = await run(store.delete(key))
+            live.delete(op.name)
+            rvs.push(BigInt(out.metadata.resourceVersion!))
+          }
+        }
+        // every write dispatched, and every paused sink resumed: each has all it will get
+        const last = rvs[rvs.length - 1]!
+        for (let i = 0; i < 6000 && (cacher.internals.dispatchedRV() < last || timers.size > 0); i++) await new Promise((r) => setTimeout(r, 5))
+        expect(cacher.internals.dispatchedRV()).toBeGreaterThanOrEqual(last)
+        expect(timers.size).toBe(0)
+        const terminated = cacher.internals.terminatedCount()
+        let cut = 0
+        for (const s of sinks) {
+          expect(s.got.every((e) => e.type !== "ERROR")).toBe(true)
+          const direct = await s.direct.next(s.got.length, 15_000)
+          expect(show(s.got)).toEqual(show(direct))
+          if (s.stopped || s.ends > 0) cut++
+          else await s.direct.none(50) // not stopped, not terminated: nothing more than it got
+          await s.direct.stop()
+          await s.stop()
+        }
+        expect(cut).toBeGreaterThanOrEqual(terminated)
+        await Effect.runPromise(Scope.close(scope, Exit.void))
+      }),
+    { fastCheck: { numRuns: 10 } }
   )
 })
