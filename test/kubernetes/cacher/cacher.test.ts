@@ -5,10 +5,11 @@
  * consistent list waits for the cache and falls back to etcd after 3 s; watchers leave nothing
  * behind.
  */
-import { Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
-import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
+import { newResourceExpired, toStatus } from "../../../src/kubernetes/api/status.js"
+import { errorEvent, type WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
 import { Cacher, type CacherConfig } from "../../../src/kubernetes/cacher/cacher.js"
 import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
 import { onOurServer } from "../storage/conformance/backend.js"
@@ -113,6 +114,51 @@ describe("Cacher", () => {
     expect(list.items.map((o) => o.metadata.name)).toEqual(["a", "b"])
     // RV "0" is served from the (stale) cache at once
     expect((await run(cacher.getList("/pods/", { recursive: true, resourceVersion: "0" }))).items.map((o) => o.metadata.name)).toEqual(["a"])
+    await close()
+  })
+
+  it("a relist after the cache's etcd watch got 410 closes every watcher; one that re-watches from its last RV loses nothing", async () => {
+    const { store } = ours().newStore()
+    // the reflector's storage watch ends with a 410 when the test says (as after an etcd compaction)
+    let expire = Deferred.unsafeMake<void>(Effect.runSync(Effect.fiberId))
+    let lists = 0
+    const expiring: StorageService = {
+      ...store,
+      getList: (k, o) => Effect.zipRight(Effect.sync(() => lists++), store.getList(k, o)),
+      watch: (k, o) =>
+        Effect.map(store.watch(k, o), (s) => {
+          const gone = Stream.fromEffect(Deferred.await(expire)).pipe(Stream.as(errorEvent(toStatus(newResourceExpired("The resourceVersion for the provided watch is too old.")))))
+          return Stream.merge(s, gone, { haltStrategy: "right" })
+        })
+    }
+    const { cacher, close } = await cacherOver(expiring)
+    const listsAtStart = lists
+    const start = (await run(cacher.getCurrentResourceVersion)).toString()
+    const a = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start })
+    const stale = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start })
+    for (let i = 0; i < 5; i++) await run(store.create(`/pods/ns/a${i}`, pod("ns", `a${i}`)))
+    const before = await a.next(5)
+    const staleSeen = await stale.next(2)
+    // relist: the cache lists again at the current RV and every watcher is closed (no ERROR)
+    Deferred.unsafeDone(expire, Effect.void)
+    expire = Deferred.unsafeMake<void>(Effect.runSync(Effect.fiberId))
+    expect(await a.ended()).toEqual([])
+    expect((await stale.ended()).every((e) => e.type !== "ERROR")).toBe(true)
+    for (let i = 0; i < 1000 && (lists === listsAtStart || !cacher.internals.ready.isReady); i++) await new Promise((r) => setTimeout(r, 5))
+    expect(lists).toBeGreaterThan(listsAtStart)
+    // a client that saw everything re-watches from its last RV and misses nothing
+    const lastA = before[4]!.object as KubeObject
+    const again = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: lastA.metadata.resourceVersion })
+    for (let i = 5; i < 8; i++) await run(store.create(`/pods/ns/a${i}`, pod("ns", `a${i}`)))
+    const after = await again.next(3)
+    expect([...before, ...after].map((e) => `${e.type} ${(e.object as KubeObject).metadata.name}`)).toEqual(
+      Array.from({ length: 8 }, (_, i) => `ADDED a${i}`)
+    )
+    // one whose last RV is older than the relist cannot be served from the cache: 410, and it relists
+    const behind = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: (staleSeen[1]!.object as KubeObject).metadata.resourceVersion })
+    const [e] = await behind.ended()
+    expect(e).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired" } })
+    await again.stop()
     await close()
   })
 
