@@ -6,13 +6,13 @@
  * etcd continues a cache page exactly where the cache would.
  */
 import { it } from "@effect/vitest"
-import { Effect, Exit, FastCheck as fc, Scope } from "effect"
+import { Effect, FastCheck as fc } from "effect"
 import { describe, expect } from "vitest"
 import type { KubeList, KubeObject } from "../../../src/kubernetes/api/object-meta.js"
-import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
 import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
 import { onOurServer } from "../storage/conformance/backend.js"
-import { Everything, pod, podAttrs, predicate, run } from "../storage/conformance/support.js"
+import { Everything, pod, predicate, run } from "../storage/conformance/support.js"
+import { cacherOver } from "./support.js"
 
 type Op = { readonly kind: "put"; readonly ns: string; readonly name: string; readonly color: string } | {
   readonly kind: "delete"
@@ -43,11 +43,7 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
         const { store } = ours().newStore()
         let etcdLists = 0
         const counted: StorageService = { ...store, getList: (k, o) => Effect.zipRight(Effect.sync(() => etcdLists++), store.getList(k, o)) }
-        const scope = Effect.runSync(Scope.make())
-        const cacher = Effect.runSync(
-          Scope.extend(Cacher.make(counted, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }), scope)
-        )
-        for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
+        const { cacher, close } = await cacherOver(counted)
         const rvs: Array<bigint> = [await run(store.getCurrentResourceVersion)]
         const live = new Map<string, string>()
         for (const op of ops) {
@@ -107,7 +103,7 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
         }
         // only the reflector's own list reached etcd
         expect(etcdLists).toBe(listsBefore)
-        await Effect.runPromise(Scope.close(scope, Exit.void))
+        await close()
       }),
     { fastCheck: { numRuns: 12 } }
   )

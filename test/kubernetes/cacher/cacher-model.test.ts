@@ -9,10 +9,10 @@ import { Effect, Exit, FastCheck as fc, Scope } from "effect"
 import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
-import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
 import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
-import { Everything, pod, podAttrs, predicate, run, Watching } from "../storage/conformance/support.js"
+import { Everything, pod, predicate, run, Watching } from "../storage/conformance/support.js"
+import { cacherOver } from "./support.js"
 
 type Op = { readonly kind: "put"; readonly name: string; readonly color: string } | { readonly kind: "delete"; readonly name: string }
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -33,11 +33,7 @@ describe("Cacher vs direct storage watches (our server)", () => {
     ([ops, specs]) =>
       Effect.promise(async () => {
         const { store } = ours().newStore()
-        const scope = Effect.runSync(Scope.make())
-        const cacher = Effect.runSync(
-          Scope.extend(Cacher.make(store, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }), scope)
-        )
-        for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
+        const { cacher, close } = await cacherOver(store)
         const pairs: Array<{ cached: Watching; direct: Watching; expected: () => number }> = []
         const live = new Map<string, string>() // name → color
         const changes: Array<{ name: string; before: string | undefined; after: string | undefined }> = []
@@ -85,7 +81,7 @@ describe("Cacher vs direct storage watches (our server)", () => {
           await cached.stop()
           await direct.stop()
         }
-        await Effect.runPromise(Scope.close(scope, Exit.void))
+        await close()
       }),
     { fastCheck: { numRuns: 8 } }
   )
@@ -115,11 +111,7 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
     ([ops, specs]) =>
       Effect.promise(async () => {
         const { store } = ours().newStore()
-        const scope = Effect.runSync(Scope.make())
-        const cacher = Effect.runSync(
-          Scope.extend(Cacher.make(store, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }), scope)
-        )
-        for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
+        const { cacher, close } = await cacherOver(store)
         const rvs: Array<bigint> = [await run(store.getCurrentResourceVersion)]
         const live = new Map<string, string>()
         interface Sinked {
@@ -203,7 +195,7 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
           await s.stop()
         }
         expect(cut).toBeGreaterThanOrEqual(terminated)
-        await Effect.runPromise(Scope.close(scope, Exit.void))
+        await close()
       }),
     { fastCheck: { numRuns: 10 } }
   )

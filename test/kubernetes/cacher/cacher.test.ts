@@ -10,27 +10,14 @@ import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { newResourceExpired, toStatus } from "../../../src/kubernetes/api/status.js"
 import { errorEvent, type WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
-import { Cacher, type CacherConfig } from "../../../src/kubernetes/cacher/cacher.js"
 import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
 import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
-import { pod, podAttrs, run, Watching } from "../storage/conformance/support.js"
+import { pod, run, Watching } from "../storage/conformance/support.js"
+import { cacherOver } from "./support.js"
 
 describe("Cacher", () => {
   const ours = onOurServer()
-
-  /** a cacher over a fresh etcd3 store, ready; closed with the returned scope */
-  const cacherOver = async (underlying: StorageService, config: Partial<CacherConfig> = {}) => {
-    const scope = Effect.runSync(Scope.make())
-    const cacher = Effect.runSync(
-      Scope.extend(
-        Cacher.make(underlying, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" }, ...config }),
-        scope
-      )
-    )
-    for (let i = 0; i < 1000 && !cacher.internals.ready.isReady; i++) await new Promise((r) => setTimeout(r, 5))
-    return { cacher, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
-  }
 
   it("a watcher that stops reading is terminated (no ERROR); the others keep every event", async () => {
     const { store } = ours().newStore()

@@ -8,11 +8,11 @@ import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
-import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
 import type { ListOptions, StorageService, WatchHandle } from "../../../src/kubernetes/storage/interfaces.js"
 import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
-import { pod, podAttrs, predicate, run, Watching } from "../storage/conformance/support.js"
+import { pod, predicate, run, Watching } from "../storage/conformance/support.js"
+import { cacherOver } from "./support.js"
 
 /** a sink that records, says "full" when told to, and can be resumed */
 class Recorder {
@@ -40,18 +40,6 @@ const until = async (cond: () => boolean, what: string, ms = 30_000) => {
 
 describe("Cacher watches into a sink", () => {
   const ours = onOurServer()
-
-  const cacherOver = async (underlying: StorageService) => {
-    const scope = Effect.runSync(Scope.make())
-    const cacher = Effect.runSync(
-      Scope.extend(
-        Cacher.make(underlying, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }),
-        scope
-      )
-    )
-    await until(() => cacher.internals.ready.isReady, "the cache")
-    return { cacher, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
-  }
 
   const sinkWatch = async (storage: StorageService, rec: Recorder, options: ListOptions, key = "/pods/") => {
     const scope = Effect.runSync(Scope.make())
