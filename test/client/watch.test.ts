@@ -100,10 +100,11 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
   it("selects keys by range, from-key and prefix as etcd does", async () => {
     const [range, fromKey, prefix] = await run((c) =>
       Effect.gen(function*() {
-        const a = yield* Effect.fork(collectN(c.watch("/rg/b", { rangeEnd: "/rg/d" }), 2))
-        const b = yield* Effect.fork(collectN(c.watch("/rg/c", { fromKey: true }), 3))
-        const p = yield* Effect.fork(collectN(c.watch("/rg/", { prefix: true }), 4))
-        yield* Effect.sleep("50 millis")
+        // from the next revision: however late a watch registers, it replays the puts below
+        const from = (yield* c.kv.put("/ra", "outside every watched range")).header.revision + 1n
+        const a = yield* Effect.fork(collectN(c.watch("/rg/b", { rangeEnd: "/rg/d", startRevision: from }), 2))
+        const b = yield* Effect.fork(collectN(c.watch("/rg/c", { fromKey: true, startRevision: from }), 3))
+        const p = yield* Effect.fork(collectN(c.watch("/rg/", { prefix: true, startRevision: from }), 4))
         for (const k of ["/rg/a", "/rg/b", "/rg/c", "/rg/d", "/rh"]) yield* c.kv.put(k, "v")
         return [yield* Fiber.join(a), yield* Fiber.join(b), yield* Fiber.join(p)] as const
       })

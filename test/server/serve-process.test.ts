@@ -62,7 +62,8 @@ describe("etcd-effect serve (process)", () => {
       }
     }
     const writers = Array.from({ length: 8 }, (_, w) => writer(w))
-    await sleep(800)
+    // kill once there is load to lose (a count, not a time: a busy machine writes slower)
+    for (let waited = 0; acked.size <= 60 && waited < 30_000; waited += 20) await sleep(20)
     await first.kill("SIGKILL")
     stop = true
     await Promise.all(writers)
