@@ -48,6 +48,7 @@ import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
 import { passThroughSerializer } from "./grpc-raw-writer.js"
 import { ServeError } from "./serve-error.js"
+import { setupClientTls } from "./client-tls.js"
 
 export { ServeError }
 
@@ -84,6 +85,22 @@ const describeUrl = (addr: ListenAddress, port: number): string => {
   return u.toString().replace(/\/$/, "")
 }
 
+/**
+ * etcd's transport flags as grpc-js server options: --grpc-keepalive-interval/-timeout (the
+ * server's own pings; 0 turns them off) and --max-concurrent-streams (HTTP/2 SETTINGS). The
+ * client ping policy (--grpc-keepalive-min-time) is keepalive-policy.ts's.
+ */
+const transportOptions = (config: ServerConfig): grpc.ServerOptions => {
+  const interval = Duration.toMillis(Duration.decode(config.keepaliveInterval))
+  const timeout = Duration.toMillis(Duration.decode(config.keepaliveTimeout))
+  return {
+    // grpc-js' "never" is its maximum (~24.8 days)
+    "grpc.keepalive_time_ms": interval > 0 ? interval : 2 ** 31 - 1,
+    ...(timeout > 0 ? { "grpc.keepalive_timeout_ms": timeout } : {}),
+    ...(config.maxConcurrentStreams === undefined ? {} : { "grpc.max_concurrent_streams": config.maxConcurrentStreams })
+  }
+}
+
 /** The gRPC server over the store, watch and lease services in context. */
 export const layerServer = (
   config: ServerConfig
@@ -111,6 +128,8 @@ export const layerServer = (
         metricsAddrs.push(a)
       }
 
+      const tlsSource = yield* setupClientTls(config.tls, [...addrs, ...metricsAddrs], config.dataDir)
+
       const store = yield* MvccStore
       const watchable = yield* WatchableStore
       const lessor = yield* Lessor
@@ -123,7 +142,8 @@ export const layerServer = (
       const server = new grpc.Server({
         // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
         "grpc.max_receive_message_length": config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
-        "grpc.max_send_message_length": -1
+        "grpc.max_send_message_length": -1,
+        ...transportOptions(config)
       })
       yield* Effect.addFinalizer(() => closeServer(server, Duration.seconds(1)))
 
@@ -175,7 +195,7 @@ export const layerServer = (
         const listener = yield* listenClient(addr, {
           grpc: (socket) => injector.injectConnection(socket),
           http1: http1.accept
-        })
+        }, addr.https ? tlsSource : undefined)
         listeners.push(listener)
         ports.push(listener.port)
         endpoints.push(`${addr.host}:${listener.port}`)
@@ -196,7 +216,7 @@ export const layerServer = (
       if (config.autoCompaction !== undefined) {
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
-      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs)
+      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs, tlsSource)
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,

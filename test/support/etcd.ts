@@ -25,6 +25,8 @@ export interface EtcdOptions {
   /** `--experimental-watch-progress-notify-interval`, e.g. "200ms" */
   readonly progressNotifyInterval?: string
   readonly extraArgs?: ReadonlyArray<string>
+  /** "https": the client URL is https (give the TLS flags in extraArgs); default http */
+  readonly clientScheme?: "http" | "https"
 }
 
 /** A member of a multi-member test cluster: its name and the whole cluster's --initial-cluster. */
@@ -63,7 +65,7 @@ export class EtcdProcess {
     return `127.0.0.1:${this.clientPort}`
   }
   get clientUrl(): string {
-    return `http://127.0.0.1:${this.clientPort}`
+    return `${this.options.clientScheme ?? "http"}://127.0.0.1:${this.clientPort}`
   }
   get metricsUrl(): string {
     return `http://127.0.0.1:${this.metricsPort}`

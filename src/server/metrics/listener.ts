@@ -24,5 +24,5 @@ export const start = (sources: MetricsSources): Effect.Effect<HttpEndpoints, nev
     ]
     const endpoints = { collectors, store: sources.store, health }
     const handler = yield* makeClientHandler(endpoints, sources.version)
-    return { handler, listen: (addrs) => serveMetrics(addrs, endpoints) }
+    return { handler, listen: (addrs, tls) => serveMetrics(addrs, endpoints, tls) }
   })
