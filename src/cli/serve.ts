@@ -151,9 +151,9 @@ const tlsFlags = (f: {
     const suites = parseCipherSuites(f.cipherSuites)
     if (typeof suites === "string") return yield* badConfig(suites)
     const min = parseTlsVersion("tls-min-version", f.tlsMinVersion)
-    if (typeof min === "string") return yield* badConfig(min)
+    if (typeof min === "object") return yield* badConfig(min.error)
     const max = parseTlsVersion("tls-max-version", f.tlsMaxVersion)
-    if (typeof max === "string") return yield* badConfig(max)
+    if (typeof max === "object") return yield* badConfig(max.error)
     const orUndefined = (s: string) => (s === "" ? undefined : s)
     return {
       certFile: orUndefined(f.certFile),

@@ -49,6 +49,7 @@ import { makeWatchService } from "./watch-server.js"
 import { passThroughSerializer } from "./grpc-raw-writer.js"
 import { ServeError } from "./serve-error.js"
 import { setupClientTls } from "./client-tls.js"
+import { applyPingPolicy } from "./keepalive-policy.js"
 
 export { ServeError }
 
@@ -187,6 +188,7 @@ export const layerServer = (
       const http1 = yield* makeClientHttpServer(gateway, http.handler)
       // one connection injector for every listener: grpc-js closes its sessions at shutdown
       const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure())
+      applyPingPolicy(server, Duration.toMillis(Duration.decode(config.keepaliveMinTime)))
 
       const endpoints: Array<string> = []
       const ports: Array<number> = []
@@ -243,7 +245,7 @@ export const layerServer = (
 /** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor. */
 const memberServices = (config: ServerConfig) => {
   const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
-  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes })))
+  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps })))
   return Layer.mergeAll(watchableLayer, lessorLayer).pipe(
     Layer.provideMerge(store),
     Layer.provideMerge(backend)

@@ -65,11 +65,11 @@ export const TLS13_SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_C
 
 const VERSIONS: ReadonlyArray<TlsVersionName> = ["TLS1.2", "TLS1.3"]
 
-/** --tls-min-version / --tls-max-version ("" is the default); an error line otherwise. */
-export const parseTlsVersion = (flag: string, value: string): TlsVersionName | undefined | string => {
+/** --tls-min-version / --tls-max-version ("" is the default), or `{ error }` with the line to print. */
+export const parseTlsVersion = (flag: string, value: string): TlsVersionName | undefined | { readonly error: string } => {
   if (value === "") return undefined
   if ((VERSIONS as ReadonlyArray<string>).includes(value)) return value as TlsVersionName
-  return `unexpected TLS version ${JSON.stringify(value)} for --${flag} (must be one of: TLS1.2, TLS1.3)`
+  return { error: `unexpected TLS version ${JSON.stringify(value)} for --${flag} (must be one of: TLS1.2, TLS1.3)` }
 }
 
 /** --cipher-suites (comma-separated Go names); an error line for an unknown one, as etcd words it. */

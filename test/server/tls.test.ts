@@ -172,8 +172,8 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
     Effect.runPromise(
       Effect.gen(function*() {
         const c = yield* EtcdClient
-        yield* c.put("ours", "yes")
-        const r = yield* c.get("ours")
+        yield* c.kv.put("ours", "yes")
+        const r = yield* c.kv.get("ours")
         return Buffer.from(r.kvs[0]!.value).toString()
       }).pipe(Effect.provide(EtcdClient.layer({ endpoints: [url], dialTimeout: "1 second", requestTimeout: "3 seconds", tls: t })))
     )
@@ -199,18 +199,18 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
     await ensureBuilt()
     const args = [...client(pki), "get", "k"]
     const [ours, theirs] = await Promise.all([
-      runCommand("node", ["dist/cli/main.js", "--endpoints", mtls.oursUrl, ...args]),
+      runCommand("node", ["dist/cli/main.js", "get", "k", ...client(pki), "--endpoints", mtls.oursUrl]),
       runCommand(ETCDCTL_BIN, ["--endpoints", mtls.oursUrl, ...args], { ETCDCTL_API: "3" })
     ])
     expect(ours.stdout).toBe(theirs.stdout)
     expect(ours.code).toBe(0)
     const skip = await runCommand("node", [
-      "dist/cli/main.js", "--endpoints", mtls.oursUrl, "--insecure-skip-tls-verify",
-      "--cert", pki.client.cert, "--key", pki.client.key, "get", "k", "--print-value-only"
+      "dist/cli/main.js", "get", "k", "--print-value-only", "--endpoints", mtls.oursUrl, "--insecure-skip-tls-verify",
+      "--cert", pki.client.cert, "--key", pki.client.key
     ])
     expect(skip.stdout).toBe("v\n")
     const refused = await runCommand("node", [
-      "dist/cli/main.js", "--endpoints", mtls.oursUrl, "--cacert", pki.ca, "--dial-timeout", "1s", "get", "k"
+      "dist/cli/main.js", "get", "k", "--endpoints", mtls.oursUrl, "--cacert", pki.ca, "--dial-timeout", "1s"
     ])
     expect(refused.code).toBe(1)
   }, 240_000)
@@ -286,7 +286,7 @@ describe("client TLS on our server alone", () => {
   const peerSubject = (port: number, options: tls.ConnectionOptions = {}) =>
     new Promise<{ cn: string | undefined; cipher: string; version: string | null }>((resolve, reject) => {
       const s = tls.connect({ host: "127.0.0.1", port, ca: fs.readFileSync(pki.ca), ALPNProtocols: ["h2"], ...options }, () => {
-        const r = { cn: s.getPeerCertificate().subject?.CN, cipher: s.getCipher().standardName, version: s.getProtocol() }
+        const r = { cn: String(s.getPeerCertificate().subject?.CN), cipher: s.getCipher().standardName, version: s.getProtocol() }
         s.destroy()
         resolve(r)
       })
