@@ -27,6 +27,7 @@ import { serviceDefinition, type ServiceName } from "../proto/load.js"
 import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
 import { runCompactor } from "./compactor.js"
 import {
+  DEFAULT_QUOTA_BYTES,
   defaultServerConfig,
   type ListenAddress,
   parseClientUrl,
@@ -50,6 +51,8 @@ import { passThroughSerializer } from "./grpc-raw-writer.js"
 import { ServeError } from "./serve-error.js"
 import { setupClientTls } from "./client-tls.js"
 import { applyPingPolicy } from "./keepalive-policy.js"
+import { alarmName, makeAlarms } from "./alarms.js"
+import { makeQuota } from "./quota.js"
 
 export { ServeError }
 
@@ -150,16 +153,23 @@ export const layerServer = (
 
       const advertised: Array<string> = []
       const member: MemberInfo = { identity, name: config.name, clientUrls: advertised, peerUrls: [] }
+      const alarms = makeAlarms(backend)
+      const quota = makeQuota(
+        backend,
+        alarms,
+        config.quotaBackendBytes > 0 ? config.quotaBackendBytes : DEFAULT_QUOTA_BYTES,
+        identity.memberId
+      )
       const services: Record<ServiceName, Record<string, unknown>> = {
-        KV: makeKvService(runner, store, header),
+        KV: makeKvService(runner, store, header, quota),
         Watch: makeWatchService(runner, {
           watchable,
           store,
           header,
           config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval }
         }),
-        Lease: makeLeaseService(runner, lessor, header),
-        Maintenance: makeMaintenanceService(runner, store, backend, member, header),
+        Lease: makeLeaseService(runner, lessor, header, quota),
+        Maintenance: makeMaintenanceService(runner, store, backend, member, header, alarms),
         Cluster: makeClusterService(runner, member, header),
         Auth: makeAuthService(runner, header, store.rev)
       }
@@ -180,7 +190,8 @@ export const layerServer = (
         store,
         backend,
         version: API_VERSION,
-        memberId: identity.memberId
+        memberId: identity.memberId,
+        alarms: () => alarms.list(0).map((a) => alarmName(a.alarm))
       })
       const gateway = makeGatewayHandler(services, {
         maxRequestBytes: config.maxRequestBytes + GRPC_OVERHEAD_BYTES

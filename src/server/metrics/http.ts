@@ -38,6 +38,8 @@ export interface MetricsEndpoints {
   readonly collectors: ReadonlyArray<Collector>
   readonly store: MvccStoreShape
   readonly health: HealthCounters
+  /** the names of the alarms that are up ("NOSPACE"), for /health */
+  readonly alarms?: (() => ReadonlyArray<string>) | undefined
 }
 
 const TEXT = "text/plain; charset=utf-8"
@@ -85,7 +87,7 @@ const health = (endpoints: MetricsEndpoints) =>
       checkHealth(endpoints.store, {
         serializable: url.searchParams.get("serializable") === "true",
         exclude: new Set(url.searchParams.getAll("exclude").filter((a) => a !== ""))
-      }),
+      }, endpoints.alarms),
       (h) => {
         if (h.health === "true") endpoints.health.success++
         else endpoints.health.failures++

@@ -24,6 +24,8 @@ export interface MetricsSources {
   /** the version Maintenance.Status reports */
   readonly version: string
   readonly memberId: bigint
+  /** the names of the alarms that are up, for /health */
+  readonly alarms?: (() => ReadonlyArray<string>) | undefined
 }
 
 export interface HttpEndpoints {
