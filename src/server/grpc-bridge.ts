@@ -23,6 +23,7 @@
 import type * as grpc from "@grpc/grpc-js"
 import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, type Scope } from "effect"
 import { EtcdError, Errors, GrpcCode } from "../errors.js"
+import { MalformedRequest } from "./unmarshal-check.js"
 
 /** What a failed call ends with: grpc-js' status object shape. */
 export interface CallStatus {
@@ -167,6 +168,11 @@ export const makeCallRunner = (
       if (closing) {
         m.onEnd(GrpcCode.Unavailable)
         return callback(serviceError(stoppedStatus()))
+      }
+      if ((call.request as unknown) instanceof MalformedRequest) {
+        // etcd's refusal of a body it cannot decode (unmarshal-check.ts)
+        m.onEnd(GrpcCode.Internal)
+        return callback({ code: GrpcCode.Internal, details: (call.request as unknown as MalformedRequest).message })
       }
       const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
       const unlink = linkCancel(call, fiber)

@@ -23,7 +23,7 @@ import { layerMemory } from "../backend/memory.js"
 import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
 import { MvccStore } from "../mvcc/kv.js"
 import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../mvcc/kvstore.js"
-import { serviceDefinition, type ServiceName } from "../proto/load.js"
+import { packageDefinition, serviceDefinition, type ServiceName } from "../proto/load.js"
 import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
 import { runCompactor } from "./compactor.js"
 import {
@@ -53,6 +53,7 @@ import { setupClientTls } from "./client-tls.js"
 import { applyPingPolicy } from "./keepalive-policy.js"
 import { alarmName, makeAlarms } from "./alarms.js"
 import { makeQuota } from "./quota.js"
+import { withUnmarshalChecks } from "./unmarshal-check.js"
 
 export { ServeError }
 
@@ -176,7 +177,8 @@ export const layerServer = (
       for (const [name, impl] of Object.entries(services) as Array<[ServiceName, Record<string, unknown>]>) {
         const base = serviceDefinition(name)
         // Watch responses leave pre-encoded (src/server/watch-wire.ts); its serializer passes bytes through.
-        const definition = name === "Watch" ? { ...base, Watch: passThroughSerializer(base["Watch"]!) } : base
+        const checked = withUnmarshalChecks(base, packageDefinition) as grpc.ServiceDefinition
+        const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(base["Watch"]!) } : checked
         server.addService(definition, {
           ...grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl)),
           ...(impl as grpc.UntypedServiceImplementation)
