@@ -53,7 +53,7 @@ import { setupClientTls } from "./client-tls.js"
 import { applyPingPolicy } from "./keepalive-policy.js"
 import { alarmName, makeAlarms } from "./alarms.js"
 import { makeQuota } from "./quota.js"
-import { withUnmarshalChecks } from "./unmarshal-check.js"
+import { refuseMalformed, withUnmarshalChecks } from "./unmarshal-check.js"
 
 export { ServeError }
 
@@ -180,7 +180,7 @@ export const layerServer = (
         const checked = withUnmarshalChecks(base, packageDefinition) as grpc.ServiceDefinition
         const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(base["Watch"]!) } : checked
         server.addService(definition, {
-          ...grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl)),
+          ...refuseMalformed(definition, grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl))) as grpc.UntypedServiceImplementation,
           ...(impl as grpc.UntypedServiceImplementation)
         })
       }

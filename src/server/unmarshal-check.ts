@@ -111,6 +111,13 @@ export const makeRules = (definition: protoLoader.PackageDefinition) => {
   return rule
 }
 
+/**
+ * Set by a check that met what gogo accepts but protobufjs reads differently: an unknown field
+ * (protobufjs misreads tags longer than 5 bytes) or a varint with padding bytes. Such a body is
+ * rewritten canonically (`canonical`) before protobufjs decodes it.
+ */
+let dirty = false
+
 /** A decoded varint: the value and where it ends, or an error. Lengths are int64 as in Go. */
 let vEnd = 0
 let vNum = 0
@@ -126,6 +133,7 @@ const readVarint = (buf: Uint8Array, i: number, l: number): string | undefined =
     const b = buf[i++]!
     value += (b & 0x7f) * mul
     if (b < 0x80) {
+      if (b === 0 && n > 0) dirty = true
       vNum = value
       vBig = undefined
       vEnd = i
@@ -140,7 +148,10 @@ const readVarint = (buf: Uint8Array, i: number, l: number): string | undefined =
     if (i >= l) return ErrUnexpectedEOF
     const b = buf[i++]!
     big |= BigInt(b & 0x7f) << shift
-    if (b < 0x80) break
+    if (b < 0x80) {
+      if (b === 0) dirty = true
+      break
+    }
   }
   big = BigInt.asUintN(64, big)
   vBig = big
@@ -228,6 +239,7 @@ const unmarshal = (rule: MessageRule, buf: Uint8Array, start: number, l: number)
     }
     const field = rule.fields.get(fieldNum)
     if (field === undefined) {
+      dirty = true
       const end = skip(buf, pre, l)
       if (typeof end === "string") return end
       if (end > l) return ErrUnexpectedEOF
@@ -284,8 +296,99 @@ const unmarshal = (rule: MessageRule, buf: Uint8Array, start: number, l: number)
 
 /** etcd 3.4's refusal of a request body, or undefined when it would decode it. */
 export const checkUnmarshal = (rule: MessageRule, body: Uint8Array): string | undefined => {
+  dirty = false
   const e = unmarshal(rule, body, 0, body.length)
   return e === undefined ? undefined : `grpc: error unmarshalling request: ${e}`
+}
+
+/** Whether the body last checked (and accepted) needs `canonical` before protobufjs reads it. */
+export const needsCanonical = (): boolean => dirty
+
+const pushVarint = (out: Array<number>, v: bigint | number): void => {
+  if (typeof v === "number" && v < 2 ** 31) {
+    while (v >= 0x80) {
+      out.push((v & 0x7f) | 0x80)
+      v >>>= 7
+    }
+    out.push(v)
+    return
+  }
+  let b = BigInt(v)
+  while (b >= 0x80n) {
+    out.push(Number(b & 0x7fn) | 0x80)
+    b >>= 7n
+  }
+  out.push(Number(b))
+}
+
+/**
+ * A body gogo accepted, written the way protobufjs reads it as gogo did: known fields with
+ * minimal varints, nested messages rewritten, unknown fields dropped (etcd's messages keep no
+ * unrecognized fields). Only called after `checkUnmarshal` passed, so it meets no errors.
+ */
+const rewrite = (rule: MessageRule, buf: Uint8Array, start: number, l: number, out: Array<number>): void => {
+  let i = start
+  while (i < l) {
+    const pre = i
+    readVarint(buf, i, l)
+    i = vEnd
+    const wireType = vBig !== undefined ? Number(vBig & 7n) : vNum % 8
+    const fieldNum = vBig !== undefined ? Number(BigInt.asIntN(32, vBig >> 3n)) : Math.floor(vNum / 8) | 0
+    const field = rule.fields.get(fieldNum)
+    if (field === undefined) {
+      i = skip(buf, pre, l) as number
+      continue
+    }
+    pushVarint(out, fieldNum * 8 + wireType)
+    if (wireType === 0) {
+      readVarint(buf, i, l)
+      i = vEnd
+      pushVarint(out, vBig ?? vNum)
+    } else if (wireType === 1 || wireType === 5) {
+      const n = wireType === 1 ? 8 : 4
+      for (let k = 0; k < n; k++) out.push(buf[i + k]!)
+      i += n
+    } else {
+      readVarint(buf, i, l)
+      i = vEnd
+      const post = i + vNum
+      if (field.kind === "message") {
+        const inner: Array<number> = []
+        rewrite(field.message!(), buf, i, post, inner)
+        pushVarint(out, inner.length)
+        for (const b of inner) out.push(b)
+        i = post
+      } else if (field.packable) {
+        const inner: Array<number> = []
+        const n = field.kind === "fixed64" ? 8 : field.kind === "fixed32" ? 4 : 0
+        let j = i
+        while (j < post) {
+          if (n > 0) {
+            for (let k = 0; k < n; k++) inner.push(buf[j + k]!)
+            j += n
+          } else {
+            readVarint(buf, j, l)
+            j = vEnd
+            pushVarint(inner, vBig ?? vNum)
+          }
+        }
+        pushVarint(out, inner.length)
+        for (const b of inner) out.push(b)
+        i = j
+      } else {
+        pushVarint(out, vNum)
+        for (let k = i; k < post; k++) out.push(buf[k]!)
+        i = post
+      }
+    }
+  }
+}
+
+/** The canonical form of an accepted body (see `rewrite`). */
+export const canonical = (rule: MessageRule, body: Uint8Array): Buffer => {
+  const out: Array<number> = []
+  rewrite(rule, body, 0, body.length, out)
+  return Buffer.from(out)
 }
 
 /** What a refused body decodes to: the call answers INTERNAL with `message` (grpc-bridge.ts). */
@@ -324,9 +427,34 @@ export const withUnmarshalChecks = (
       ...def,
       requestDeserialize: (body: Buffer) => {
         const refused = checkUnmarshal(rule, body)
-        return refused === undefined ? decode(body) : new MalformedRequest(refused)
+        if (refused !== undefined) return new MalformedRequest(refused)
+        return decode(needsCanonical() ? canonical(rule, body) : body)
       }
     }
+  }
+  return out
+}
+
+/**
+ * Unary handlers that do not go through the call runner (the "not implemented" answers) refuse a
+ * malformed body first, as grpc-go decodes before any handler runs.
+ */
+export const refuseMalformed = (
+  definition: Record<string, { readonly requestStream: boolean; readonly responseStream: boolean }>,
+  handlers: Record<string, unknown>
+): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  for (const [method, handler] of Object.entries(handlers)) {
+    const def = definition[method]
+    if (typeof handler !== "function" || def === undefined || def.requestStream || def.responseStream) {
+      out[method] = handler
+      continue
+    }
+    const unary = handler as (call: { request: unknown }, callback: (e: unknown, r?: unknown) => void) => void
+    out[method] = (call: { request: unknown }, callback: (e: unknown, r?: unknown) => void) =>
+      call.request instanceof MalformedRequest
+        ? callback({ code: 13, details: call.request.message })
+        : unary(call, callback)
   }
   return out
 }
