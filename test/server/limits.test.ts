@@ -10,7 +10,8 @@ import * as http2 from "node:http2"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCallRunner } from "../../src/server/grpc-bridge.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
-import { eventually, type InProcessServer, rawClient, startInProcess, unaryCall } from "./support/in-process.js"
+import { call, eventually, type InProcessServer, rawClient, startInProcess, startMember, unaryCall } from "./support/in-process.js"
+import { RawWatch } from "./support/raw-watch.js"
 
 describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
   let etcd: EtcdProcess
@@ -143,4 +144,43 @@ describe("a unary call past its deadline is cancelled", () => {
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
   })
+})
+
+describe("a watch client that never reads", () => {
+  it("cannot grow the server's memory without bound: ≤ chanBufLen responses queued, the rest left in the store", async () => {
+    const m = await startMember()
+    const kv = rawClient("KV", m.endpoint)
+    const w = new RawWatch(m.endpoint)
+    try {
+      w.create({ key: Buffer.from("nr/"), range_end: Buffer.from("nr0") })
+      await eventually(() => w.responses.length >= 1, 5000, "watch created")
+      // the client stops reading: HTTP/2 flow control stops the server's writes once its window is full
+      w.call.pause()
+      const value = Buffer.alloc(4096, 120)
+      // 2,000 puts of 4 KiB (one event, one response each): 8 MiB written under the watch
+      let maxPending = 0
+      for (let t = 0; t < 40; t++) {
+        await Promise.all(Array.from({ length: 50 }, (_, i) => call(kv, "Put", { key: Buffer.from(`nr/${i}`), value })))
+        maxPending = Math.max(maxPending, m.watchable.pendingEventsCount())
+      }
+      // the watcher left the synced group: what it has not been sent stays in the store, not in memory
+      expect(m.watchable.slowWatcherCount()).toBe(1)
+      // the bound: at most chanBufLen (128) responses wait in the stream's channel (each at most
+      // one revision's events, fragmented by --max-request-bytes), one batch in grpc-js' write
+      // buffer and the HTTP/2 window in the socket; the events held for the slow watcher never
+      // exceed one batch
+      expect(maxPending).toBeLessThanOrEqual(128)
+      expect(w.responses.length).toBeLessThan(2000)
+      // and nothing was lost: reading again delivers all 2,000 events in order
+      w.call.resume()
+      const events = await w.waitForEvents(2000, 30_000)
+      const revs = events.map((e: any) => Number(e.kv.mod_revision))
+      expect(new Set(revs).size).toBe(2000)
+      expect(revs).toEqual([...revs].sort((x, y) => x - y))
+    } finally {
+      w.close()
+      kv.close()
+      await m.close()
+    }
+  }, 60_000)
 })
