@@ -204,6 +204,7 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
     ])
     expect(ours.stdout).toBe(theirs.stdout)
     expect(ours.code).toBe(0)
+    expect(ours.stderr).toBe("")
     const skip = await runCommand("node", [
       "dist/cli/main.js", "get", "k", "--print-value-only", "--endpoints", mtls.oursUrl, "--insecure-skip-tls-verify",
       "--cert", pki.client.cert, "--key", pki.client.key
