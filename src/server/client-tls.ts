@@ -19,12 +19,16 @@ const badConfig = (message: string) => new ServeError({ reason: "BadConfig", mes
 /** The TLS source for the https listeners among `addrs`, or undefined when none is https. */
 export const setupClientTls = (
   tls: ClientTlsConfig,
-  addrs: ReadonlyArray<ListenAddress>,
+  clientAddrs: ReadonlyArray<ListenAddress>,
+  metricsAddrs: ReadonlyArray<ListenAddress>,
   dataDir: string | undefined
 ): Effect.Effect<TlsSource | undefined, ServeError> =>
   Effect.gen(function*() {
-    const https = addrs.filter((a) => a.https)
-    const problem = checkClientTls(tls, https.map((a) => a.url))
+    const https = [...clientAddrs, ...metricsAddrs].filter((a) => a.https)
+    const problem = checkClientTls(tls, [
+      ...clientAddrs.filter((a) => a.https).map((a) => ({ url: a.url, kind: "client" as const })),
+      ...metricsAddrs.filter((a) => a.https).map((a) => ({ url: a.url, kind: "metrics" as const }))
+    ])
     if (problem !== undefined) return yield* badConfig(problem)
     if (https.length === 0) {
       if (tls.certFile !== undefined) {

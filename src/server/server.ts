@@ -133,7 +133,7 @@ export const layerServer = (
         metricsAddrs.push(a)
       }
 
-      const tlsSource = yield* setupClientTls(config.tls, [...addrs, ...metricsAddrs], config.dataDir)
+      const tlsSource = yield* setupClientTls(config.tls, addrs, metricsAddrs, config.dataDir)
 
       const store = yield* MvccStore
       const watchable = yield* WatchableStore

@@ -83,7 +83,10 @@ export const parseCipherSuites = (value: string): ReadonlyArray<string> | string
  * The start-up checks etcd makes on the client TLS flags once it knows whether any client URL is
  * https: an error line, or undefined when they are fine.
  */
-export const checkClientTls = (tls: ClientTlsConfig, httpsUrls: ReadonlyArray<string>): string | undefined => {
+export const checkClientTls = (
+  tls: ClientTlsConfig,
+  httpsUrls: ReadonlyArray<{ readonly url: string; readonly kind: "client" | "metrics" }>
+): string | undefined => {
   const max = tls.maxVersion ?? "TLS1.3"
   if (VERSIONS.indexOf(tls.minVersion) > VERSIONS.indexOf(max)) {
     return `min version (${tls.minVersion}) is greater than max version (${max})`
@@ -96,7 +99,8 @@ export const checkClientTls = (tls: ClientTlsConfig, httpsUrls: ReadonlyArray<st
   }
   const hasCert = tls.certFile !== undefined || tls.autoTls
   if (httpsUrls.length > 0 && !hasCert) {
-    return `TLS key/cert (--cert-file, --key-file) must be provided for client url ${httpsUrls[0]} with HTTPS scheme`
+    const first = httpsUrls[0]!
+    return `TLS key/cert (--cert-file, --key-file) must be provided for ${first.kind} url ${first.url} with HTTPS scheme`
   }
   return undefined
 }
