@@ -11,6 +11,17 @@ import { Cause, Console, Effect } from "effect"
 import { clientCommands } from "./commands/index.js"
 import { serve } from "./serve.js"
 
+// grpc-js gives TLS the endpoint as server name even when it is an IP address, and Node then
+// warns (DEP0123) on every TLS connection; etcdctl prints nothing of the kind. Only that one
+// warning is dropped.
+const emitWarning = process.emitWarning.bind(process) as (...args: Array<unknown>) => void
+process.emitWarning = ((...args: Array<unknown>) => {
+  const [, type, code] = args
+  const c = typeof type === "object" && type !== null && "code" in type ? (type as { code?: unknown }).code : code
+  if (c === "DEP0123") return
+  emitWarning(...args)
+}) as typeof process.emitWarning
+
 const root = Command.make("etcd-effect").pipe(
   Command.withDescription("etcd's v3 API and watch, on Effect"),
   Command.withSubcommands([serve, ...clientCommands])

@@ -11,15 +11,18 @@
 import { Command, Options } from "@effect/cli"
 import { Config, Duration, Effect, FiberRef, HashSet, Layer, Logger, LogLevel, Option } from "effect"
 // Light modules only (constants and flag parsing): the server itself is imported on use, below.
-import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/limits.js"
+import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
 import {
   DEFAULT_CLIENT_URL,
+  DEFAULT_QUOTA_BYTES,
+  MAX_QUOTA_BYTES,
   MIN_PROGRESS_NOTIFY_INTERVAL,
   parseAutoCompaction,
   parseGoDuration,
   splitUrls
 } from "../server/config.js"
 import { ServeError } from "../server/serve-error.js"
+import { type ClientTlsConfig, parseCipherSuites, parseTlsVersion } from "../server/tls-config.js"
 
 const name = Options.text("name").pipe(
   Options.withDescription("Human-readable name for this member."),
@@ -32,13 +35,13 @@ const dataDir = Options.text("data-dir").pipe(
   Options.optional
 )
 const listenClientUrls = Options.text("listen-client-urls").pipe(
-  Options.withDescription("Comma-separated URLs to listen on for client traffic (http only; port 0 picks one)."),
+  Options.withDescription("Comma-separated URLs to listen on for client traffic (http or https; port 0 picks one)."),
   Options.withFallbackConfig(Config.string("ETCD_LISTEN_CLIENT_URLS")),
   Options.withDefault(DEFAULT_CLIENT_URL)
 )
 const listenMetricsUrls = Options.text("listen-metrics-urls").pipe(
   Options.withDescription(
-    "Comma-separated URLs of extra listeners for /metrics, /health, /livez and /readyz (http only; port 0 picks one); the client URLs always serve them."
+    "Comma-separated URLs of extra listeners for /metrics, /health, /livez and /readyz (http or https with the client certificate; port 0 picks one); the client URLs always serve them."
   ),
   Options.withFallbackConfig(Config.string("ETCD_LISTEN_METRICS_URLS")),
   // etcd's default: no extra listener
@@ -53,6 +56,60 @@ const maxRequestBytes = Options.integer("max-request-bytes").pipe(
   Options.withDescription("Maximum client request size in bytes the server will accept."),
   Options.withFallbackConfig(Config.integer("ETCD_MAX_REQUEST_BYTES")),
   Options.withDefault(DEFAULT_MAX_REQUEST_BYTES)
+)
+const text = (flag: string, env: string, description: string, fallback: string) =>
+  Options.text(flag).pipe(
+    Options.withDescription(description),
+    Options.withFallbackConfig(Config.string(env)),
+    Options.withDefault(fallback)
+  )
+const flag = (name: string, env: string, description: string) =>
+  Options.boolean(name).pipe(Options.withDescription(description), Options.withFallbackConfig(Config.boolean(env)))
+const certFile = text("cert-file", "ETCD_CERT_FILE", "Path to the client server TLS cert file.", "")
+const keyFile = text("key-file", "ETCD_KEY_FILE", "Path to the client server TLS key file.", "")
+const trustedCaFile = text("trusted-ca-file", "ETCD_TRUSTED_CA_FILE", "Path to the client server TLS trusted CA cert file.", "")
+const clientCertAuth = flag("client-cert-auth", "ETCD_CLIENT_CERT_AUTH", "Enable client cert authentication.")
+const autoTls = flag("auto-tls", "ETCD_AUTO_TLS", "Client TLS using generated certificates.")
+const cipherSuites = text(
+  "cipher-suites",
+  "ETCD_CIPHER_SUITES",
+  "Comma-separated list of supported TLS cipher suites between client/server (Go's names; empty: the defaults).",
+  ""
+)
+const tlsMinVersion = text("tls-min-version", "ETCD_TLS_MIN_VERSION", "Minimum TLS version supported (TLS1.2, TLS1.3).", "TLS1.2")
+const tlsMaxVersion = text("tls-max-version", "ETCD_TLS_MAX_VERSION", "Maximum TLS version supported (TLS1.2, TLS1.3; empty: the highest).", "")
+const quotaBackendBytes = Options.integer("quota-backend-bytes").pipe(
+  Options.withDescription("Raise alarms when backend size exceeds the given quota (0 defaults to 2 GiB)."),
+  Options.withFallbackConfig(Config.integer("ETCD_QUOTA_BACKEND_BYTES")),
+  Options.withDefault(0)
+)
+const maxTxnOps = Options.integer("max-txn-ops").pipe(
+  Options.withDescription("Maximum number of operations permitted in a transaction."),
+  Options.withFallbackConfig(Config.integer("ETCD_MAX_TXN_OPS")),
+  Options.withDefault(DEFAULT_MAX_TXN_OPS)
+)
+const maxConcurrentStreams = Options.integer("max-concurrent-streams").pipe(
+  Options.withDescription("Maximum concurrent streams that each client can open at a time."),
+  Options.withFallbackConfig(Config.integer("ETCD_MAX_CONCURRENT_STREAMS")),
+  Options.optional
+)
+const keepaliveMinTime = text(
+  "grpc-keepalive-min-time",
+  "ETCD_GRPC_KEEPALIVE_MIN_TIME",
+  "Minimum duration interval that a client should wait before pinging server.",
+  "5s"
+)
+const keepaliveInterval = text(
+  "grpc-keepalive-interval",
+  "ETCD_GRPC_KEEPALIVE_INTERVAL",
+  "Frequency duration of server-to-client ping to check if a connection is alive (0 to disable).",
+  "2h"
+)
+const keepaliveTimeout = text(
+  "grpc-keepalive-timeout",
+  "ETCD_GRPC_KEEPALIVE_TIMEOUT",
+  "Additional duration of wait before closing a non-responsive connection (0 to disable).",
+  "20s"
 )
 const autoCompactionMode = Options.text("auto-compaction-mode").pipe(
   Options.withDescription("Interpret auto-compaction-retention as a period ('periodic') or a revision count ('revision')."),
@@ -79,6 +136,37 @@ const levels = { debug: LogLevel.Debug, info: LogLevel.Info, warn: LogLevel.Warn
 
 const badConfig = (message: string) => new ServeError({ reason: "BadConfig", message })
 
+/** The client TLS flags, checked (etcd's words for bad values). */
+const tlsFlags = (f: {
+  readonly certFile: string
+  readonly keyFile: string
+  readonly trustedCaFile: string
+  readonly clientCertAuth: boolean
+  readonly autoTls: boolean
+  readonly cipherSuites: string
+  readonly tlsMinVersion: string
+  readonly tlsMaxVersion: string
+}): Effect.Effect<ClientTlsConfig, ServeError> =>
+  Effect.gen(function*() {
+    const suites = parseCipherSuites(f.cipherSuites)
+    if (typeof suites === "string") return yield* badConfig(suites)
+    const min = parseTlsVersion("tls-min-version", f.tlsMinVersion)
+    if (typeof min === "object") return yield* badConfig(min.error)
+    const max = parseTlsVersion("tls-max-version", f.tlsMaxVersion)
+    if (typeof max === "object") return yield* badConfig(max.error)
+    const orUndefined = (s: string) => (s === "" ? undefined : s)
+    return {
+      certFile: orUndefined(f.certFile),
+      keyFile: orUndefined(f.keyFile),
+      trustedCaFile: orUndefined(f.trustedCaFile),
+      clientCertAuth: f.clientCertAuth,
+      autoTls: f.autoTls,
+      cipherSuites: suites,
+      minVersion: min ?? "TLS1.2",
+      maxVersion: max
+    }
+  })
+
 export const serve = Command.make(
   "serve",
   {
@@ -91,7 +179,21 @@ export const serve = Command.make(
     autoCompactionMode,
     autoCompactionRetention,
     progressNotifyInterval,
-    logLevel
+    logLevel,
+    certFile,
+    keyFile,
+    trustedCaFile,
+    clientCertAuth,
+    autoTls,
+    cipherSuites,
+    tlsMinVersion,
+    tlsMaxVersion,
+    quotaBackendBytes,
+    maxTxnOps,
+    maxConcurrentStreams,
+    keepaliveMinTime,
+    keepaliveInterval,
+    keepaliveTimeout
   },
   (flags) =>
     Effect.gen(function*() {
@@ -110,7 +212,32 @@ export const serve = Command.make(
       if (Duration.lessThan(interval, MIN_PROGRESS_NOTIFY_INTERVAL)) {
         yield* Effect.logWarning("watch progress notify interval raised to the minimum 100ms")
       }
+      const tls = yield* tlsFlags(flags)
+      if (flags.maxTxnOps <= 0) return yield* badConfig("--max-txn-ops must be positive")
+      if (flags.quotaBackendBytes < 0) return yield* badConfig("--quota-backend-bytes must not be negative")
+      if (flags.quotaBackendBytes > MAX_QUOTA_BYTES) {
+        yield* Effect.logWarning(`quota exceeds the maximum value (${MAX_QUOTA_BYTES}); using it anyway`)
+      }
+      const maxStreams = Option.getOrUndefined(flags.maxConcurrentStreams)
+      if (maxStreams !== undefined && maxStreams <= 0) return yield* badConfig("--max-concurrent-streams must be positive")
+      const durations: Record<string, Duration.Duration> = {}
+      for (const [name, value] of [
+        ["grpc-keepalive-min-time", flags.keepaliveMinTime],
+        ["grpc-keepalive-interval", flags.keepaliveInterval],
+        ["grpc-keepalive-timeout", flags.keepaliveTimeout]
+      ] as const) {
+        const d = parseGoDuration(value)
+        if (d === undefined) return yield* badConfig(`invalid --${name} ${JSON.stringify(value)}`)
+        durations[name] = d
+      }
       const member = serverLayer({
+        tls,
+        maxTxnOps: flags.maxTxnOps,
+        quotaBackendBytes: flags.quotaBackendBytes === 0 ? DEFAULT_QUOTA_BYTES : flags.quotaBackendBytes,
+        maxConcurrentStreams: maxStreams,
+        keepaliveMinTime: durations["grpc-keepalive-min-time"]!,
+        keepaliveInterval: durations["grpc-keepalive-interval"]!,
+        keepaliveTimeout: durations["grpc-keepalive-timeout"]!,
         name: flags.name,
         dataDir: Option.getOrElse(flags.dataDir, () => `${flags.name}.etcd`),
         listenClientUrls: splitUrls(flags.listenClientUrls),

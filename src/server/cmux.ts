@@ -9,15 +9,18 @@
  * over; from then on the protocol's own parser reads it natively (http2 sessions take the bytes
  * already buffered first), so the gRPC path has no copy or listener of ours per message.
  *
- * TLS (later) fits in front of the sniff: wrap the accepted socket, then decide by the negotiated
- * ALPN protocol ("h2" → gRPC) and fall back to the sniff when none was negotiated — `route` takes
- * any socket, not only the listener's.
+ * TLS (https client URLs) sits in front of the sniff, as etcd's TLS listener sits in front of its
+ * mux: the accepted socket goes through a node:tls server that never listens (the options from a
+ * TlsSource, swapped when the certificate files change), then the negotiated ALPN protocol decides
+ * ("h2" → gRPC, "http/1.1" → HTTP/1), and the sniff decides when the client offered none.
  */
 import { Effect, type Scope } from "effect"
 import * as net from "node:net"
+import * as tls from "node:tls"
 import type { Duplex } from "node:stream"
 import type { ListenAddress } from "./config.js"
 import { ServeError } from "./serve-error.js"
+import type { TlsSource } from "./tls-context.js"
 
 /** RFC 7540 §3.5: the client connection preface. */
 export const HTTP2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1")
@@ -42,6 +45,18 @@ export const classify = (head: Uint8Array): Protocol | undefined => {
  * to its handler. A connection closed before that is dropped.
  */
 export const route = (socket: net.Socket, handlers: ProtocolHandlers): void => {
+  if (socket instanceof tls.TLSSocket && socket.alpnProtocol === false) {
+    // node's http2 server drops TLS connections without a negotiated protocol ("unknownProtocol");
+    // a client that spoke the h2 preface without ALPN is still gRPC, as for etcd's sniffing mux
+    const original = handlers
+    handlers = {
+      grpc: (s) => {
+        ;(socket as { alpnProtocol: string | false }).alpnProtocol = "h2"
+        original.grpc(s)
+      },
+      http1: original.http1
+    }
+  }
   let head: Buffer = Buffer.alloc(0)
   const cleanup = () => {
     socket.removeListener("data", onData)
@@ -87,19 +102,63 @@ export const listenError = (addr: ListenAddress, cause: unknown): ServeError => 
   })
 }
 
-/** Listens on `addr` (port 0 picks one) and routes every connection; closed with the scope. */
+/**
+ * TLS termination for one listener: `accept` takes a raw socket; after the handshake the socket
+ * goes to its protocol by ALPN, or through the sniff. A failed handshake (no or a foreign client
+ * certificate with --client-cert-auth, a plain-text client) just closes the connection.
+ */
+const tlsTerminator = (source: TlsSource) => {
+  const server = tls.createServer(source.options())
+  let generation = source.generation()
+  // the raw connections in handshake, by peer address (unique among open connections), with
+  // where each goes once secure
+  const pending = new Map<string, ProtocolHandlers>()
+  const peer = (s: net.Socket) => `${s.remoteAddress}:${s.remotePort}`
+  server.on("secureConnection", (socket: tls.TLSSocket) => {
+    const key = peer(socket)
+    const handlers = pending.get(key)
+    pending.delete(key)
+    if (handlers === undefined) return socket.destroy()
+    if (socket.alpnProtocol === "h2") handlers.grpc(socket)
+    else if (socket.alpnProtocol === "http/1.1") handlers.http1(socket)
+    else route(socket, handlers)
+  })
+  server.on("tlsClientError", (_e, socket) => socket.destroy())
+  return {
+    accept: (socket: net.Socket, handlers: ProtocolHandlers) => {
+      const options = source.options()
+      if (source.generation() !== generation) {
+        generation = source.generation()
+        server.setSecureContext(options)
+      }
+      const key = peer(socket)
+      pending.set(key, handlers)
+      socket.once("close", () => {
+        if (pending.get(key) === handlers) pending.delete(key)
+      })
+      server.emit("connection", socket)
+    }
+  }
+}
+
+/**
+ * Listens on `addr` (port 0 picks one) and routes every connection, through TLS first when a
+ * source is given; closed with the scope.
+ */
 export const listenClient = (
   addr: ListenAddress,
-  handlers: ProtocolHandlers
+  handlers: ProtocolHandlers,
+  tlsSource?: TlsSource
 ): Effect.Effect<ClientListener, ServeError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<ClientListener, ServeError>((resume) => {
       const sniffing = new Set<net.Socket>()
+      const secure = tlsSource === undefined ? undefined : tlsTerminator(tlsSource)
       const server = net.createServer({ noDelay: true }, (socket) => {
         sniffing.add(socket)
         const done = () => sniffing.delete(socket)
         socket.once("close", done)
-        route(socket, {
+        const handOver: ProtocolHandlers = {
           grpc: (s) => {
             done()
             socket.removeListener("close", done)
@@ -110,7 +169,9 @@ export const listenClient = (
             socket.removeListener("close", done)
             handlers.http1(s)
           }
-        })
+        }
+        if (secure === undefined) route(socket, handOver)
+        else secure.accept(socket, handOver)
       })
       const onError = (e: unknown) => resume(Effect.fail(listenError(addr, e)))
       server.once("error", onError)

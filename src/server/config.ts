@@ -3,7 +3,8 @@
  * parsers for etcd's value syntax (Go durations, URL lists, auto-compaction retention).
  */
 import { Duration } from "effect"
-import { DEFAULT_MAX_REQUEST_BYTES } from "../mvcc/limits.js"
+import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
+import { type ClientTlsConfig, defaultClientTlsConfig } from "./tls-config.js"
 
 export type AutoCompaction =
   | { readonly mode: "periodic"; readonly retention: Duration.Duration }
@@ -14,11 +15,11 @@ export interface ServerConfig {
   readonly name: string
   /** --data-dir; undefined: an in-memory backend (tests, embedding) */
   readonly dataDir: string | undefined
-  /** --listen-client-urls: where to accept clients ("http://host:port"; port 0 picks one) */
+  /** --listen-client-urls: where to accept clients ("http(s)://host:port"; port 0 picks one) */
   readonly listenClientUrls: ReadonlyArray<string>
   /**
    * --listen-metrics-urls: extra listeners for /metrics, /health, /livez and /readyz over HTTP
-   * ("http://host:port"; port 0 picks one); empty (etcd's default): none — the client URLs
+   * ("http(s)://host:port", https with the client certificate; port 0 picks one); empty (etcd's default): none — the client URLs
    * serve them anyway
    */
   readonly listenMetricsUrls: ReadonlyArray<string>
@@ -26,13 +27,32 @@ export interface ServerConfig {
   readonly advertiseClientUrls: ReadonlyArray<string>
   /** --max-request-bytes */
   readonly maxRequestBytes: number
+  /** --max-txn-ops: operations in one txn (each branch and the compares), nested ones included */
+  readonly maxTxnOps: number
+  /** --quota-backend-bytes: past it the NOSPACE alarm is raised; 0: etcd's default (2 GiB) */
+  readonly quotaBackendBytes: number
+  /** --max-concurrent-streams: concurrent streams (calls) per client connection; undefined: unlimited */
+  readonly maxConcurrentStreams: number | undefined
+  /** --grpc-keepalive-min-time: clients pinging more often get GOAWAY ENHANCE_YOUR_CALM */
+  readonly keepaliveMinTime: Duration.DurationInput
+  /** --grpc-keepalive-interval: how often the server pings an idle client; 0: never */
+  readonly keepaliveInterval: Duration.DurationInput
+  /** --grpc-keepalive-timeout: how long a ping may go unanswered before the connection closes; 0: none */
+  readonly keepaliveTimeout: Duration.DurationInput
   /** --auto-compaction-mode/--auto-compaction-retention; undefined: off */
   readonly autoCompaction: AutoCompaction | undefined
   /** --experimental-watch-progress-notify-interval (raised to 100 ms at least) */
   readonly progressNotifyInterval: Duration.DurationInput
   /** how long unary calls in flight may take to finish at shutdown */
   readonly shutdownGrace: Duration.DurationInput
+  /** the client TLS flags (--cert-file, --key-file, --client-cert-auth, …), for https URLs */
+  readonly tls: ClientTlsConfig
 }
+
+/** etcd's DefaultQuotaBytes (2 GiB), what --quota-backend-bytes 0 means. */
+export const DEFAULT_QUOTA_BYTES = 2 * 1024 * 1024 * 1024
+/** etcd's MaxQuotaBytes (8 GiB): a larger quota is used but warned about. */
+export const MAX_QUOTA_BYTES = 8 * 1024 * 1024 * 1024
 
 /** etcd's default progressReportInterval. */
 export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
@@ -50,9 +70,16 @@ export const defaultServerConfig: ServerConfig = {
   listenMetricsUrls: [],
   advertiseClientUrls: [],
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
+  maxTxnOps: DEFAULT_MAX_TXN_OPS,
+  quotaBackendBytes: 0,
+  maxConcurrentStreams: undefined,
+  keepaliveMinTime: Duration.seconds(5),
+  keepaliveInterval: Duration.hours(2),
+  keepaliveTimeout: Duration.seconds(20),
   autoCompaction: undefined,
   progressNotifyInterval: DEFAULT_PROGRESS_NOTIFY_INTERVAL,
-  shutdownGrace: Duration.seconds(2)
+  shutdownGrace: Duration.seconds(2),
+  tls: defaultClientTlsConfig
 }
 
 const UNITS: Record<string, number> = {
@@ -97,9 +124,11 @@ export interface ListenAddress {
   readonly url: string
   readonly host: string
   readonly port: number
+  /** an https URL: TLS with the client certificate */
+  readonly https: boolean
 }
 
-/** Parses a listen URL: http only (TLS is not supported yet); error text for one line on stderr. */
+/** Parses a listen URL (http or https); error text for one line on stderr. */
 const parseListenUrl = (kind: "client" | "metrics") => (url: string): ListenAddress | string => {
   let u: URL
   try {
@@ -107,11 +136,12 @@ const parseListenUrl = (kind: "client" | "metrics") => (url: string): ListenAddr
   } catch {
     return `invalid ${kind} URL ${JSON.stringify(url)}: expected http://host:port`
   }
-  if (u.protocol === "https:") return `${kind} URL ${url}: TLS (https) is not supported`
-  if (u.protocol !== "http:") return `${kind} URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (only http)`
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    return `${kind} URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (http or https)`
+  }
   if (u.port === "") return `${kind} URL ${url}: missing port`
   if (u.pathname !== "/" && u.pathname !== "") return `${kind} URL ${url}: expected no path`
-  return { url, host: u.hostname, port: Number(u.port) }
+  return { url, host: u.hostname, port: Number(u.port), https: u.protocol === "https:" }
 }
 
 /** Parses a client URL (--listen-client-urls, --advertise-client-urls). */

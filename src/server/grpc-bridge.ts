@@ -1,9 +1,12 @@
 /**
  * grpc-js ↔ Effect: every call is a fiber in the server's FiberSet runtime.
  *
- * - Client cancel and deadline: grpc-js emits 'cancelled' on the call (a deadline first ends the
- *   call with DEADLINE_EXCEEDED, then emits it) → the call's fiber is interrupted, which replaces
- *   Go's ctx.Done(). Nothing more is written to a cancelled call.
+ * - Client cancel and deadline → the call's fiber is interrupted, which replaces Go's ctx.Done().
+ *   grpc-js emits 'cancelled' when the client resets the stream, but not when the deadline passes:
+ *   it answers DEADLINE_EXCEEDED on its own and lets the handler run on. So each call with a
+ *   deadline also gets a timer (`grpc-timeout` read by grpc-js, `getDeadline()`) that interrupts
+ *   its fiber when the deadline passes, as Go's context does. Nothing more is written to a
+ *   cancelled call.
  * - Outcome → status: success → the response (unary) or `end()` (streams: OK after buffered writes
  *   are flushed); EtcdError → its gRPC code and etcd's exact text; a defect → Internal (logged);
  *   interruption that the client did not cause (shutdown) → Unavailable "etcdserver: server stopped",
@@ -20,6 +23,7 @@
 import type * as grpc from "@grpc/grpc-js"
 import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, type Scope } from "effect"
 import { EtcdError, Errors, GrpcCode } from "../errors.js"
+import { MalformedRequest } from "./unmarshal-check.js"
 
 /** What a failed call ends with: grpc-js' status object shape. */
 export interface CallStatus {
@@ -85,9 +89,16 @@ export interface CallMetrics {
 const uncounted: MethodMetrics = { onStart() {}, onEnd() {} }
 export const noCallMetrics: CallMetrics = { method: () => uncounted }
 
-const deadlinePassed = (call: CancellableCall): boolean => {
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** The call's deadline in epoch ms; Infinity when the client set none. */
+const deadlineMs = (call: CancellableCall): number => {
   const deadline = call.getDeadline?.() ?? Infinity
-  const ms = deadline instanceof Date ? deadline.getTime() : deadline
+  return deadline instanceof Date ? deadline.getTime() : deadline
+}
+
+const deadlinePassed = (call: CancellableCall): boolean => {
+  const ms = deadlineMs(call)
   return ms !== Infinity && ms <= Date.now()
 }
 
@@ -137,11 +148,17 @@ export const makeCallRunner = (
   const runStream = yield* FiberSet.runtime(streamSet)<never>()
   let closing = false
 
-  /** Interrupts the fiber when the client cancels (or the deadline passes). */
+  /** Interrupts the fiber when the client cancels or the call's deadline passes. */
   const linkCancel = (call: CancellableCall, fiber: Fiber.RuntimeFiber<unknown, unknown>): (() => void) => {
     const onCancel = () => fiber.unsafeInterruptAsFork(FiberId.none)
     call.once("cancelled", onCancel)
-    return () => call.removeListener("cancelled", onCancel)
+    const left = deadlineMs(call) - Date.now()
+    // setTimeout takes at most 2^31-1 ms (~24.8 days); a later deadline is as good as none
+    const timer = left < MAX_TIMER_MS ? setTimeout(onCancel, Math.max(0, left)) : undefined
+    return () => {
+      call.removeListener("cancelled", onCancel)
+      if (timer !== undefined) clearTimeout(timer)
+    }
   }
 
   const unary: CallRunner["unary"] = (method, f) => {
@@ -152,13 +169,19 @@ export const makeCallRunner = (
         m.onEnd(GrpcCode.Unavailable)
         return callback(serviceError(stoppedStatus()))
       }
+      if ((call.request as unknown) instanceof MalformedRequest) {
+        // etcd's refusal of a body it cannot decode (unmarshal-check.ts)
+        m.onEnd(GrpcCode.Internal)
+        return callback({ code: GrpcCode.Internal, details: (call.request as unknown as MalformedRequest).message })
+      }
       const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
       const unlink = linkCancel(call, fiber)
       fiber.addObserver((exit) => {
         unlink()
         const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
         m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
-        if (call.cancelled) return
+        // dropped by the client, or past its deadline (grpc-js has answered DEADLINE_EXCEEDED)
+        if (call.cancelled || deadlinePassed(call)) return
         if (Exit.isSuccess(exit)) callback(null, exit.value)
         else callback(serviceError(status!))
       })
@@ -172,7 +195,7 @@ export const makeCallRunner = (
   ): void => {
     const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
     m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
-    if (call.cancelled) return
+    if (call.cancelled || deadlinePassed(call)) return
     try {
       if (status === undefined) call.end()
       else call.emit("error", { ...serviceError(status), metadata: undefined })

@@ -8,6 +8,7 @@ import type { MvccStoreShape } from "../mvcc/kv.js"
 import type { KVServer } from "../proto/services.js"
 import type { CallRunner } from "./grpc-bridge.js"
 import type { MakeHeader } from "./header.js"
+import { costPut, costTxn, type Quota } from "./quota.js"
 import {
   deleteRangeRequest,
   deleteRangeResponse,
@@ -20,7 +21,8 @@ import {
   txnResponse
 } from "./kv-pb.js"
 
-export const makeKvService = (runner: CallRunner, store: MvccStoreShape, header: MakeHeader): KVServer => ({
+/** `quota`: the space quota Put and Txn are checked against (quota.ts). */
+export const makeKvService = (runner: CallRunner, store: MvccStoreShape, header: MakeHeader, quota?: Quota): KVServer => ({
   Range: runner.unary("Range", (req) =>
     Effect.map(
       Effect.suspend(() => store.range(rangeRequest(req))),
@@ -28,7 +30,10 @@ export const makeKvService = (runner: CallRunner, store: MvccStoreShape, header:
     )),
   Put: runner.unary("Put", (req) =>
     Effect.map(
-      Effect.suspend(() => store.put(putRequest(req))),
+      Effect.suspend(() => {
+        const put = store.put(putRequest(req))
+        return quota === undefined ? put : Effect.zipRight(quota.check(costPut(req)), put)
+      }),
       (r) => putResponse(header, r)
     )),
   DeleteRange: runner.unary("DeleteRange", (req) =>
@@ -38,7 +43,10 @@ export const makeKvService = (runner: CallRunner, store: MvccStoreShape, header:
     )),
   Txn: runner.unary("Txn", (req) =>
     Effect.map(
-      Effect.suspend(() => store.txn(txnRequest(req))),
+      Effect.suspend(() => {
+        const txn = store.txn(txnRequest(req))
+        return quota === undefined ? txn : Effect.zipRight(quota.check(costTxn(req)), txn)
+      }),
       (r) => txnResponse(header, r)
     )),
   // physical: the store waits until the superseded revisions are gone from the backend

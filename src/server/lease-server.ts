@@ -11,14 +11,22 @@ import type { LeaseKeepAliveRequest, LeaseKeepAliveResponseInit } from "../proto
 import type { LeaseServer } from "../proto/services.js"
 import { type CallRunner, readBatch, writeAll } from "./grpc-bridge.js"
 import type { MakeHeader } from "./header.js"
+import { costLeaseGrant, type Quota } from "./quota.js"
 import { toBigInt, toNumber } from "./kv-pb.js"
 import { EtcdError, GrpcCode } from "../errors.js"
 
-export const makeLeaseService = (runner: CallRunner, lessor: LessorShape, header: MakeHeader): LeaseServer => ({
+/** `quota`: the space quota LeaseGrant is checked against (quota.ts). */
+export const makeLeaseService = (
+  runner: CallRunner,
+  lessor: LessorShape,
+  header: MakeHeader,
+  quota?: Quota
+): LeaseServer => ({
   LeaseGrant: runner.unary("LeaseGrant", (req) =>
     Effect.suspend(() => {
       const id = toBigInt(req.ID)
-      return lessor.grant(id === 0n ? { ttl: toNumber(req.TTL) } : { id, ttl: toNumber(req.TTL) })
+      const grant = lessor.grant(id === 0n ? { ttl: toNumber(req.TTL) } : { id, ttl: toNumber(req.TTL) })
+      return quota === undefined ? grant : Effect.zipRight(quota.check(costLeaseGrant), grant)
     }).pipe(Effect.map((r) => ({ header: header(r.header.revision), ID: r.id, TTL: r.ttl })))),
 
   LeaseRevoke: runner.unary("LeaseRevoke", (req) =>

@@ -3,7 +3,8 @@
  *
  * - Status: the etcd version whose API behaviour this server matches (see API_VERSION), db sizes,
  *   this member as leader, raft term; the raft index is the store revision (there is no raft log).
- * - Alarm: no alarms are ever raised (no space quota is enforced), so every action answers none.
+ * - Alarm: GET, ACTIVATE, DEACTIVATE on the persisted alarms (alarms.ts); Status lists them in
+ *   `errors` as etcd's AlarmMember.String() does ("memberID:<id> alarm:NOSPACE ").
  * - Hash / HashKV: see hash.ts. Defragment: the backend's. Snapshot: the backend's consistent
  *   copy in 32 KiB pieces. That format already ends with a sha256 of everything before it, which is
  *   the shape of etcd's stream (the db file, then its sha256), so nothing more is appended.
@@ -18,6 +19,7 @@ import { hashBackend, hashKV } from "./hash.js"
 import type { MakeHeader } from "./header.js"
 import { toNumber } from "./kv-pb.js"
 import type { MemberIdentity } from "./member.js"
+import { type AlarmMember, alarmName, type Alarms, AlarmType } from "./alarms.js"
 
 /**
  * The etcd release whose v3 API behaviour this server matches: requested progress only when every
@@ -41,12 +43,16 @@ const backendFailure = (e: BackendError): EtcdError =>
 
 type AnyRequest = Record<string, unknown>
 
+/** gogo's text form of an AlarmMember, which etcd puts in StatusResponse.errors. */
+const alarmText = (a: AlarmMember): string => `memberID:${a.memberID} alarm:${alarmName(a.alarm)} `
+
 export const makeMaintenanceService = (
   runner: CallRunner,
   store: MvccStoreShape,
   backend: BackendShape,
   member: MemberInfo,
-  header: MakeHeader
+  header: MakeHeader,
+  alarms: Alarms
 ) => ({
   Status: runner.unary<AnyRequest, object>("Status", () =>
     Effect.sync(() => {
@@ -59,11 +65,26 @@ export const makeMaintenanceService = (
         raftIndex: rev,
         raftTerm: member.identity.raftTerm,
         raftAppliedIndex: rev,
-        dbSizeInUse: backend.sizeInUseBytes()
+        dbSizeInUse: backend.sizeInUseBytes(),
+        errors: alarms.list(AlarmType.NONE).map(alarmText)
       }
     })),
 
-  Alarm: runner.unary<AnyRequest, object>("Alarm", () => Effect.sync(() => ({ header: header(store.rev()) }))),
+  Alarm: runner.unary<AnyRequest, object>("Alarm", (req) =>
+    Effect.suspend(() => {
+      const type = Number(req["alarm"] ?? 0)
+      const memberID = String(req["memberID"] ?? "0")
+      const answer = (list: ReadonlyArray<AlarmMember>) => ({ header: header(store.rev()), alarms: list })
+      const one = (m: AlarmMember | undefined) => answer(m === undefined ? [] : [m])
+      switch (Number(req["action"] ?? 0)) {
+        case 1:
+          return alarms.activate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
+        case 2:
+          return alarms.deactivate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
+        default:
+          return Effect.succeed(answer(alarms.list(type)))
+      }
+    })),
 
   // etcd answers an empty DefragmentResponse (no header)
   Defragment: runner.unary<AnyRequest, object>("Defragment", () =>

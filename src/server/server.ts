@@ -23,10 +23,11 @@ import { layerMemory } from "../backend/memory.js"
 import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
 import { MvccStore } from "../mvcc/kv.js"
 import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../mvcc/kvstore.js"
-import { serviceDefinition, type ServiceName } from "../proto/load.js"
+import { packageDefinition, serviceDefinition, type ServiceName } from "../proto/load.js"
 import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
 import { runCompactor } from "./compactor.js"
 import {
+  DEFAULT_QUOTA_BYTES,
   defaultServerConfig,
   type ListenAddress,
   parseClientUrl,
@@ -48,6 +49,11 @@ import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
 import { passThroughSerializer } from "./grpc-raw-writer.js"
 import { ServeError } from "./serve-error.js"
+import { setupClientTls } from "./client-tls.js"
+import { applyPingPolicy } from "./keepalive-policy.js"
+import { alarmName, makeAlarms } from "./alarms.js"
+import { makeQuota } from "./quota.js"
+import { refuseMalformed, withUnmarshalChecks } from "./unmarshal-check.js"
 
 export { ServeError }
 
@@ -84,6 +90,22 @@ const describeUrl = (addr: ListenAddress, port: number): string => {
   return u.toString().replace(/\/$/, "")
 }
 
+/**
+ * etcd's transport flags as grpc-js server options: --grpc-keepalive-interval/-timeout (the
+ * server's own pings; 0 turns them off) and --max-concurrent-streams (HTTP/2 SETTINGS). The
+ * client ping policy (--grpc-keepalive-min-time) is keepalive-policy.ts's.
+ */
+const transportOptions = (config: ServerConfig): grpc.ServerOptions => {
+  const interval = Duration.toMillis(Duration.decode(config.keepaliveInterval))
+  const timeout = Duration.toMillis(Duration.decode(config.keepaliveTimeout))
+  return {
+    // grpc-js' "never" is its maximum (~24.8 days)
+    "grpc.keepalive_time_ms": interval > 0 ? interval : 2 ** 31 - 1,
+    ...(timeout > 0 ? { "grpc.keepalive_timeout_ms": timeout } : {}),
+    ...(config.maxConcurrentStreams === undefined ? {} : { "grpc.max_concurrent_streams": config.maxConcurrentStreams })
+  }
+}
+
 /** The gRPC server over the store, watch and lease services in context. */
 export const layerServer = (
   config: ServerConfig
@@ -111,6 +133,8 @@ export const layerServer = (
         metricsAddrs.push(a)
       }
 
+      const tlsSource = yield* setupClientTls(config.tls, addrs, metricsAddrs, config.dataDir)
+
       const store = yield* MvccStore
       const watchable = yield* WatchableStore
       const lessor = yield* Lessor
@@ -123,31 +147,40 @@ export const layerServer = (
       const server = new grpc.Server({
         // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
         "grpc.max_receive_message_length": config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
-        "grpc.max_send_message_length": -1
+        "grpc.max_send_message_length": -1,
+        ...transportOptions(config)
       })
       yield* Effect.addFinalizer(() => closeServer(server, Duration.seconds(1)))
 
       const advertised: Array<string> = []
       const member: MemberInfo = { identity, name: config.name, clientUrls: advertised, peerUrls: [] }
+      const alarms = makeAlarms(backend)
+      const quota = makeQuota(
+        backend,
+        alarms,
+        config.quotaBackendBytes > 0 ? config.quotaBackendBytes : DEFAULT_QUOTA_BYTES,
+        identity.memberId
+      )
       const services: Record<ServiceName, Record<string, unknown>> = {
-        KV: makeKvService(runner, store, header),
+        KV: makeKvService(runner, store, header, quota),
         Watch: makeWatchService(runner, {
           watchable,
           store,
           header,
           config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval }
         }),
-        Lease: makeLeaseService(runner, lessor, header),
-        Maintenance: makeMaintenanceService(runner, store, backend, member, header),
+        Lease: makeLeaseService(runner, lessor, header, quota),
+        Maintenance: makeMaintenanceService(runner, store, backend, member, header, alarms),
         Cluster: makeClusterService(runner, member, header),
         Auth: makeAuthService(runner, header, store.rev)
       }
       for (const [name, impl] of Object.entries(services) as Array<[ServiceName, Record<string, unknown>]>) {
         const base = serviceDefinition(name)
         // Watch responses leave pre-encoded (src/server/watch-wire.ts); its serializer passes bytes through.
-        const definition = name === "Watch" ? { ...base, Watch: passThroughSerializer(base["Watch"]!) } : base
+        const checked = withUnmarshalChecks(base, packageDefinition) as grpc.ServiceDefinition
+        const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(base["Watch"]!) } : checked
         server.addService(definition, {
-          ...grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl)),
+          ...refuseMalformed(definition, grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl))) as grpc.UntypedServiceImplementation,
           ...(impl as grpc.UntypedServiceImplementation)
         })
       }
@@ -159,7 +192,8 @@ export const layerServer = (
         store,
         backend,
         version: API_VERSION,
-        memberId: identity.memberId
+        memberId: identity.memberId,
+        alarms: () => alarms.list(0).map((a) => alarmName(a.alarm))
       })
       const gateway = makeGatewayHandler(services, {
         maxRequestBytes: config.maxRequestBytes + GRPC_OVERHEAD_BYTES
@@ -167,6 +201,7 @@ export const layerServer = (
       const http1 = yield* makeClientHttpServer(gateway, http.handler)
       // one connection injector for every listener: grpc-js closes its sessions at shutdown
       const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure())
+      applyPingPolicy(server, Duration.toMillis(Duration.decode(config.keepaliveMinTime)))
 
       const endpoints: Array<string> = []
       const ports: Array<number> = []
@@ -175,7 +210,7 @@ export const layerServer = (
         const listener = yield* listenClient(addr, {
           grpc: (socket) => injector.injectConnection(socket),
           http1: http1.accept
-        })
+        }, addr.https ? tlsSource : undefined)
         listeners.push(listener)
         ports.push(listener.port)
         endpoints.push(`${addr.host}:${listener.port}`)
@@ -196,7 +231,7 @@ export const layerServer = (
       if (config.autoCompaction !== undefined) {
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
-      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs)
+      const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs, tlsSource)
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,
@@ -223,7 +258,7 @@ export const layerServer = (
 /** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor. */
 const memberServices = (config: ServerConfig) => {
   const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
-  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes })))
+  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps })))
   return Layer.mergeAll(watchableLayer, lessorLayer).pipe(
     Layer.provideMerge(store),
     Layer.provideMerge(backend)

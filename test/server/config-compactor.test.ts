@@ -37,10 +37,10 @@ describe("flag values", () => {
     expect(parseAutoCompaction("weekly", "1")).toBe('unknown auto-compaction-mode "weekly"')
   })
 
-  it("accepts http client URLs only", () => {
-    expect(parseClientUrl("http://127.0.0.1:2379")).toEqual({ url: "http://127.0.0.1:2379", host: "127.0.0.1", port: 2379 })
+  it("accepts http and https client URLs", () => {
+    expect(parseClientUrl("http://127.0.0.1:2379")).toEqual({ url: "http://127.0.0.1:2379", host: "127.0.0.1", port: 2379, https: false })
     expect(parseClientUrl("http://[::1]:0")).toMatchObject({ host: "[::1]", port: 0 })
-    expect(parseClientUrl("https://127.0.0.1:2379")).toMatch(/TLS/)
+    expect(parseClientUrl("https://127.0.0.1:2379")).toMatchObject({ host: "127.0.0.1", port: 2379, https: true })
     expect(parseClientUrl("unix:///tmp/sock")).toMatch(/scheme/)
     expect(parseClientUrl("http://127.0.0.1")).toMatch(/missing port/)
     expect(parseClientUrl("localhost:2379")).toMatch(/scheme|invalid/)

@@ -689,7 +689,7 @@ describe("the listener's lifetime", () => {
       })
       expect(await attempt({ listenClientUrls: client, listenMetricsUrls: ["https://127.0.0.1:0"] })).toEqual({
         tag: "ServeError",
-        message: "metrics URL https://127.0.0.1:0: TLS (https) is not supported"
+        message: "TLS key/cert (--cert-file, --key-file) must be provided for metrics url https://127.0.0.1:0 with HTTPS scheme"
       })
       expect(await attempt({ listenClientUrls: client, listenMetricsUrls: ["http://127.0.0.1:0/metrics"] })).toEqual({
         tag: "ServeError",

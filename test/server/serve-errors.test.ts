@@ -48,7 +48,7 @@ describe("start-up failures", () => {
   it("URLs it cannot serve", async () => {
     expect(await attempt({ listenClientUrls: ["https://127.0.0.1:0"] })).toEqual({
       tag: "ServeError",
-      message: "client URL https://127.0.0.1:0: TLS (https) is not supported"
+      message: "TLS key/cert (--cert-file, --key-file) must be provided for client url https://127.0.0.1:0 with HTTPS scheme"
     })
     expect(await attempt({ listenClientUrls: ["unix:///tmp/etcd.sock"] })).toMatchObject({ tag: "ServeError" })
     expect(await attempt({ listenClientUrls: ["127.0.0.1:2379"] })).toMatchObject({ tag: "ServeError" })

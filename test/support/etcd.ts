@@ -25,6 +25,10 @@ export interface EtcdOptions {
   /** `--experimental-watch-progress-notify-interval`, e.g. "200ms" */
   readonly progressNotifyInterval?: string
   readonly extraArgs?: ReadonlyArray<string>
+  /** an answering /health counts as up even when unhealthy (an alarm such as NOSPACE is up) */
+  readonly upWithAlarms?: boolean
+  /** "https": the client URL is https (give the TLS flags in extraArgs); default http */
+  readonly clientScheme?: "http" | "https"
 }
 
 /** A member of a multi-member test cluster: its name and the whole cluster's --initial-cluster. */
@@ -63,7 +67,7 @@ export class EtcdProcess {
     return `127.0.0.1:${this.clientPort}`
   }
   get clientUrl(): string {
-    return `http://127.0.0.1:${this.clientPort}`
+    return `${this.options.clientScheme ?? "http"}://127.0.0.1:${this.clientPort}`
   }
   get metricsUrl(): string {
     return `http://127.0.0.1:${this.metricsPort}`
@@ -182,7 +186,7 @@ export class EtcdProcess {
     try {
       const response = await fetch(`${this.metricsUrl}/health`, { signal: AbortSignal.timeout(1000) })
       const body = (await response.json()) as { health?: string }
-      return body.health === "true"
+      return body.health === "true" || (this.options.upWithAlarms === true && body.health === "false")
     } catch {
       return false
     }

@@ -57,13 +57,23 @@ export interface HealthOptions {
 }
 
 /**
- * /health. Alarms: none are raised here (no space quota, no corruption check), so `exclude` never
- * changes the outcome; leader: always this member.
+ * /health. An alarm that is up and not excluded makes the member unhealthy ("ALARM NOSPACE", as
+ * etcd's checkAlarms) before any read; leader: always this member.
  */
-export const checkHealth = (store: MvccStoreShape, options: HealthOptions): Effect.Effect<Health> =>
-  Effect.map(readCheck(store, options.serializable), (error) =>
+export const checkHealth = (
+  store: MvccStoreShape,
+  options: HealthOptions,
+  alarms: () => ReadonlyArray<string> = () => []
+): Effect.Effect<Health> => {
+  for (const name of alarms()) {
+    if (options.exclude.has(name)) continue
+    const reason = name === "NOSPACE" || name === "CORRUPT" ? `ALARM ${name}` : "ALARM UNKNOWN"
+    return Effect.succeed({ health: "false", reason })
+  }
+  return Effect.map(readCheck(store, options.serializable), (error) =>
     error === undefined ? { health: "true", reason: "" } : { health: "false", reason: `RANGE ERROR:${error}` }
   )
+}
 
 /** A named check of /livez or /readyz: undefined when ok, else why it failed. */
 export interface HealthCheck {

@@ -18,10 +18,12 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Effect, type Scope } from "effect"
 import * as Http from "node:http"
+import * as Https from "node:https"
 import * as zlib from "node:zlib"
 import type { MvccStoreShape } from "../../mvcc/kv.js"
 import type { ListenAddress } from "../config.js"
 import { ServeError } from "../serve-error.js"
+import type { TlsSource } from "../tls-context.js"
 import {
   checkHealth,
   type HealthCheck,
@@ -36,6 +38,8 @@ export interface MetricsEndpoints {
   readonly collectors: ReadonlyArray<Collector>
   readonly store: MvccStoreShape
   readonly health: HealthCounters
+  /** the names of the alarms that are up ("NOSPACE"), for /health */
+  readonly alarms?: (() => ReadonlyArray<string>) | undefined
 }
 
 const TEXT = "text/plain; charset=utf-8"
@@ -83,7 +87,7 @@ const health = (endpoints: MetricsEndpoints) =>
       checkHealth(endpoints.store, {
         serializable: url.searchParams.get("serializable") === "true",
         exclude: new Set(url.searchParams.getAll("exclude").filter((a) => a !== ""))
-      }),
+      }, endpoints.alarms),
       (h) => {
         if (h.health === "true") endpoints.health.success++
         else endpoints.health.failures++
@@ -166,13 +170,36 @@ const boundUrl = (addr: ListenAddress, port: number): string => {
   return u.toString().replace(/\/$/, "")
 }
 
-/** One listener; its bound URL. */
-const listen = (addr: ListenAddress, endpoints: MetricsEndpoints): Effect.Effect<string, ServeError, Scope.Scope> =>
+/**
+ * An https server over the TLS source: each new connection picks up renewed certificate files
+ * (the same reload as the client URLs).
+ */
+const httpsServer = (source: TlsSource): Http.Server => {
+  const server = Https.createServer(source.options())
+  let generation = source.generation()
+  server.prependListener("connection", () => {
+    const options = source.options()
+    if (source.generation() !== generation) {
+      generation = source.generation()
+      server.setSecureContext(options)
+    }
+  })
+  // an https.Server is an http.Server over TLS sockets (the platform uses only what both have)
+  return server as unknown as Http.Server
+}
+
+/** One listener; its bound URL. https URLs serve with the client certificate, as etcd's. */
+const listen = (
+  addr: ListenAddress,
+  endpoints: MetricsEndpoints,
+  tls: TlsSource | undefined
+): Effect.Effect<string, ServeError, Scope.Scope> =>
   Effect.gen(function*() {
     let node: Http.Server | undefined
     // URL hostnames keep IPv6 brackets ("[::1]"); listen() wants the bare address
     const host = addr.host.replace(/^\[(.*)\]$/, "$1")
-    const server = yield* NodeHttpServer.make(() => (node = Http.createServer()), { host, port: addr.port })
+    const make = () => (node = addr.https && tls !== undefined ? httpsServer(tls) : Http.createServer())
+    const server = yield* NodeHttpServer.make(make, { host, port: addr.port })
       .pipe(Effect.mapError((e) => listenError(addr, e.cause)))
     // runs before the platform's close (which waits for every connection): a scrape or health
     // check in flight gets a second, idle keep-alive connections none
@@ -194,6 +221,7 @@ const listen = (addr: ListenAddress, endpoints: MetricsEndpoints): Effect.Effect
 /** Serves the endpoints on every address in the current scope; the bound URLs, in order. */
 export const serveMetrics = (
   addrs: ReadonlyArray<ListenAddress>,
-  endpoints: MetricsEndpoints
+  endpoints: MetricsEndpoints,
+  tls?: TlsSource
 ): Effect.Effect<ReadonlyArray<string>, ServeError, Scope.Scope> =>
-  Effect.forEach(addrs, (addr) => listen(addr, endpoints))
+  Effect.forEach(addrs, (addr) => listen(addr, endpoints, tls))

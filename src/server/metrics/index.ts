@@ -11,6 +11,7 @@ import type { MvccStoreShape } from "../../mvcc/kv.js"
 import type { WatchableStoreShape } from "../../watch/watchable-store.js"
 import type { ListenAddress } from "../config.js"
 import type { ServeError } from "../serve-error.js"
+import type { TlsSource } from "../tls-context.js"
 import type { GrpcServerMetrics } from "./grpc-metrics.js"
 
 export { GrpcServerMetrics } from "./grpc-metrics.js"
@@ -23,6 +24,8 @@ export interface MetricsSources {
   /** the version Maintenance.Status reports */
   readonly version: string
   readonly memberId: bigint
+  /** the names of the alarms that are up, for /health */
+  readonly alarms?: (() => ReadonlyArray<string>) | undefined
 }
 
 export interface HttpEndpoints {
@@ -33,7 +36,10 @@ export interface HttpEndpoints {
    * scope; the bound URLs, in order. The server calls it once the client URLs are bound: a
    * /readyz that answered before clients can connect would lie.
    */
-  readonly listen: (addrs: ReadonlyArray<ListenAddress>) => Effect.Effect<ReadonlyArray<string>, ServeError, Scope.Scope>
+  readonly listen: (
+    addrs: ReadonlyArray<ListenAddress>,
+    tls?: TlsSource
+  ) => Effect.Effect<ReadonlyArray<string>, ServeError, Scope.Scope>
 }
 
 /**

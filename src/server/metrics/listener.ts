@@ -22,7 +22,7 @@ export const start = (sources: MetricsSources): Effect.Effect<HttpEndpoints, nev
       processCollector,
       yield* makeNodeCollector
     ]
-    const endpoints = { collectors, store: sources.store, health }
+    const endpoints = { collectors, store: sources.store, health, alarms: sources.alarms }
     const handler = yield* makeClientHandler(endpoints, sources.version)
-    return { handler, listen: (addrs) => serveMetrics(addrs, endpoints) }
+    return { handler, listen: (addrs, tls) => serveMetrics(addrs, endpoints, tls) }
   })
