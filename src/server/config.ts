@@ -32,6 +32,17 @@ export interface ServerConfig {
   readonly progressNotifyInterval: Duration.DurationInput
   /** how long unary calls in flight may take to finish at shutdown */
   readonly shutdownGrace: Duration.DurationInput
+  /** --auth-token: "simple", or "jwt,pub-key=…,priv-key=…,sign-method=…[,ttl=…]" */
+  readonly authToken: string
+  /** --auth-token-ttl: seconds a simple token lives without use */
+  readonly authTokenTtl: number
+  /** --bcrypt-cost for password hashes (4..31) */
+  readonly bcryptCost: number
+  /**
+   * --client-cert-auth: with TLS, the verified client certificate's common name is the user of a
+   * call that sends no token
+   */
+  readonly clientCertAuth: boolean
 }
 
 /** etcd's default progressReportInterval. */
@@ -52,7 +63,11 @@ export const defaultServerConfig: ServerConfig = {
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   autoCompaction: undefined,
   progressNotifyInterval: DEFAULT_PROGRESS_NOTIFY_INTERVAL,
-  shutdownGrace: Duration.seconds(2)
+  shutdownGrace: Duration.seconds(2),
+  authToken: "simple",
+  authTokenTtl: 300,
+  bcryptCost: 10,
+  clientCertAuth: false
 }
 
 const UNITS: Record<string, number> = {

@@ -161,7 +161,7 @@ describe("KV service", () => {
       expect(add).toEqual({
         ok: false,
         code: 12,
-        details: "etcd-effect: Cluster.MemberAdd is not implemented (one member, no auth)"
+        details: "etcd-effect: Cluster.MemberAdd is not implemented (one member)"
       })
       const move = await unaryCall(maintenance, "MoveLeader", { targetID: 1 })
       expect(move.ok === false && move.code).toBe(12)
