@@ -8,7 +8,9 @@
  *   to both) — etcd's unifiedRangePermissions.
  * - A single-key request is allowed when one interval holds the key (Intersects); a range request
  *   when the intervals that overlap it, visited by begin, are contiguous and cover it (Contains).
- *   An empty request interval ([a, a), or end before begin) overlaps nothing, so it is refused.
+ *   A request whose end is not after its key ([c, c) or [c, a)) is read with adt's Compare as
+ *   etcd reads it: it "overlaps" an interval that begins at or before c and ends after c, so with
+ *   read on [b, d) etcd 3.4 allows `get c c` and `get c a` and refuses `get a a`.
  */
 
 export interface Interval {
@@ -64,8 +66,14 @@ export class IntervalSet {
     return this.ivs.length
   }
 
-  private static overlaps(x: Interval, y: Interval): boolean {
-    return affineCompare(x.begin, y.end) < 0 && affineCompare(y.begin, x.end) < 0
+  /**
+   * adt's Interval.Compare(iv, x) == 0: `iv` is neither left of `x` (begins before it and ends at
+   * or before its begin) nor right of it (begins at or after its end). For a well-formed `iv`
+   * this is the usual overlap; for an inverted one (end before begin) it is etcd's reading.
+   */
+  private static overlaps(x: Interval, iv: Interval): boolean {
+    const left = affineCompare(iv.begin, x.begin) < 0 && affineCompare(iv.end, x.begin) <= 0
+    return !left && affineCompare(iv.begin, x.end) < 0
   }
 
   /** adt's Intersects: some interval overlaps `iv`. */
