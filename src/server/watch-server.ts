@@ -59,15 +59,22 @@ const INVALID_WATCH_ID = -1
 
 const COMPACTED_REASON = "etcdserver: mvcc: required revision has been compacted"
 
+const ZERO_KEY = new Uint8Array([0])
+const FROM_KEY = new Uint8Array(0)
+
 /**
  * etcd 3.4's isWatchPermitted: the stream's credential (resolved at each create) needs READ on the
- * requested key and range_end; a refusal is a created+canceled response whose cancel_reason is
- * the gRPC status text of the error ("rpc error: code = … desc = etcdserver: …").
+ * requested range; a refusal is a created+canceled response whose cancel_reason is the gRPC status
+ * text of the error ("rpc error: code = … desc = etcdserver: …"). The range is the one etcd's
+ * watch server has rewritten by then: an empty key is "\0", and a range_end of "\0" (every key
+ * from the key on) has become empty — so such a watch is checked as a read of its key alone.
  */
 const watchDenied = (guard: AuthGuard | undefined, call: CallWithMetadata, c: WatchCreateRequest) => {
   if (guard === undefined || !needsAuth(guard, call)) return Effect.succeed(undefined)
+  const key = c.key.length === 0 ? ZERO_KEY : c.key
+  const end = c.range_end.length === 1 && c.range_end[0] === 0 ? FROM_KEY : c.range_end
   return authInfoOf(guard, call).pipe(
-    Effect.flatMap((ai) => Effect.succeed(guard.store.isRangePermitted(ai, c.key, c.range_end))),
+    Effect.flatMap((ai) => Effect.succeed(guard.store.isRangePermitted(ai, key, end))),
     Effect.merge,
     Effect.map((e) => (e === undefined ? undefined : statusText(e.grpc())))
   )
@@ -241,8 +248,6 @@ const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Arr
   return { key, end: raw }
 }
 
-const ZERO_KEY = new Uint8Array([0])
-const FROM_KEY = new Uint8Array(0)
 
 /** One Watch stream; ends when the call's fiber is interrupted, or fails when it cannot go on. */
 export const serverWatchStream = (
