@@ -68,7 +68,7 @@ export const jwtTokenProvider = (o: JwtOptions): TokenProvider | string => {
         ? Effect.fail(verifyOnly())
         : Effect.promise(() =>
           new SignJWT({ username: user, revision })
-            .setProtectedHeader({ alg })
+            .setProtectedHeader({ alg, typ: "JWT" })
             .setExpirationTime(Math.floor((Date.now() + o.ttlMs) / 1000))
             .sign(signKey!)
         )
