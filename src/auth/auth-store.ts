@@ -18,7 +18,7 @@ import bcrypt from "bcryptjs"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { Backend, type BackendShape, type WriteOp } from "../backend/backend.js"
 import type { EtcdError } from "../errors.js"
-import { type AuthError, AuthErrors } from "./errors.js"
+import { type AuthError, AuthErrors, noPasswordUser } from "./errors.js"
 import { type Permission, PermType, rangeOpPermitted, type UnifiedPermissions, unify } from "./range-perm.js"
 import {
   decodeRevision,
@@ -149,7 +149,8 @@ export class AuthStoreImpl {
       for (;;) {
         if (!self.enabled) return yield* fail(AuthErrors.authNotEnabled)
         const user = self.users.get(name)
-        if (user === undefined || user.noPassword) return yield* fail(AuthErrors.authFailed)
+        if (user === undefined) return yield* fail(AuthErrors.authFailed)
+        if (user.noPassword) return yield* Effect.fail(noPasswordUser())
         const checked = self.rev
         const ok = yield* Effect.promise(() => bcrypt.compare(password, user.password))
         if (!ok) return yield* fail(AuthErrors.authFailed)

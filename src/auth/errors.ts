@@ -49,5 +49,12 @@ const CODE_NAMES: Record<number, string> = {
   [GrpcCode.FailedPrecondition]: "FailedPrecondition"
 }
 
+/**
+ * etcd 3.4's ErrNoPasswordUser: Authenticate of a user added with --no-password. rpctypes has no
+ * twin, so clients get the raw text with code Unknown.
+ */
+export const noPasswordUser = () =>
+  new EtcdError({ code: GrpcCode.Unknown, message: "auth: authentication failed, password was given for no password user" })
+
 /** The raw form for Maintenance: code Unknown, the auth package's text. */
 export const rawAuthError = (e: AuthError): EtcdError => new EtcdError({ code: GrpcCode.Unknown, message: e.raw })

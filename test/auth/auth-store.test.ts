@@ -117,7 +117,7 @@ describe("auth store", () => {
       expect(await failure(second.store.authenticate("root", "pw"))).toBe("ok")
       // a user without password authenticates only by certificate CN
       expect(await failure(second.store.authenticate("cn-only", ""))).toBe(
-        "etcdserver: authentication failed, invalid user ID or password"
+        "auth: authentication failed, password was given for no password user"
       )
       expect(second.store.authInfoFromCommonName("cn-only")).toEqual({ username: "cn-only", revision: rev })
       expect(second.store.authInfoFromCommonName("")).toBeUndefined()
