@@ -4,6 +4,7 @@
  * - `Backend`: the storage service, LMDB (durable) or memory
  * - `Mvcc`: the revisioned store with etcd's Range/Put/DeleteRange/Txn/Compact
  * - `Lease`: the lessor
+ * - `Auth`: etcd's auth store (users, roles, range permissions, simple and jwt tokens)
  * - `Watch`: the watchable store and watch streams
  * - `Server`: the etcd-compatible gRPC server (`Server.serve`, `Server.layer`)
  * - `Client`: the Effect-native etcd client (`Client.EtcdClient`)
@@ -11,6 +12,7 @@
  * - `Kubernetes`: the apiserver's storage (etcd3 and etcd2), watch cache and list/watch API
  */
 export { EtcdError, Errors, GrpcCode } from "./errors.js"
+export * as Auth from "./auth/index.js"
 export * as Backend from "./backend/index.js"
 export * as Bench from "./bench/index.js"
 export * as Client from "./client/index.js"

@@ -11,8 +11,11 @@
  */
 import { Context, Data, type Effect } from "effect"
 
-/** etcd's buckets: "key" (revision → KeyValue), "meta" (revisions, compaction marks), "lease". */
-export type BucketName = "key" | "meta" | "lease"
+/**
+ * etcd's buckets: "key" (revision → KeyValue), "meta" (revisions, compaction marks), "lease", and
+ * the auth store's "auth" (enabled flag, auth revision), "authUsers" and "authRoles".
+ */
+export type BucketName = "key" | "meta" | "lease" | "auth" | "authUsers" | "authRoles"
 
 export interface WriteOp {
   readonly bucket: BucketName

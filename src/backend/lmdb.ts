@@ -231,11 +231,10 @@ interface CoreOptions {
 
 const makeCore = (options: CoreOptions) => {
   const { root, dbs, walDb, dbPath, writer, stats } = options
-  const overlay: Record<BucketName, SortedBucket<OverlayEntry>> = {
-    key: new SortedBucket(),
-    meta: new SortedBucket(),
-    lease: new SortedBucket()
-  }
+  const overlay = Object.fromEntries(BUCKETS.map((b) => [b, new SortedBucket<OverlayEntry>()])) as Record<
+    BucketName,
+    SortedBucket<OverlayEntry>
+  >
   let seq = 0
   /** last WAL seq handed out */
   let walSeq = options.applied

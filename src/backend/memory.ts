@@ -1,5 +1,5 @@
 /**
- * The in-memory Backend (tests, benchmarks, ephemeral stores): three ordered buckets, no disk.
+ * The in-memory Backend (tests, benchmarks, ephemeral stores): one ordered map per bucket, no disk.
  * A batch is applied when staged, so it is "durable" at once and its write Effect completes
  * immediately; staging order is trivially commit order. Contents live as long as the Layer's scope.
  */
@@ -19,9 +19,16 @@ export const makeMemoryBackend = (): { readonly backend: BackendShape; readonly 
   const buckets: Record<BucketName, SortedBucket<Uint8Array>> = {
     key: new SortedBucket(entrySize),
     meta: new SortedBucket(entrySize),
-    lease: new SortedBucket(entrySize)
+    lease: new SortedBucket(entrySize),
+    auth: new SortedBucket(entrySize),
+    authUsers: new SortedBucket(entrySize),
+    authRoles: new SortedBucket(entrySize)
   }
-  const bytes = () => buckets.key.bytes + buckets.meta.bytes + buckets.lease.bytes
+  const bytes = () => {
+    let n = 0
+    for (const b of Object.values(buckets)) n += b.bytes
+    return n
+  }
   let closed = false
 
   const closedError = () => new BackendError({ reason: "Closed", message: "backend is closed" })

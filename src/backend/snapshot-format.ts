@@ -9,7 +9,7 @@ import { createHash } from "node:crypto"
 import type { BucketName } from "./backend.js"
 
 const MAGIC = Buffer.from("etcd-effect-snapshot/1\n", "latin1")
-export const BUCKETS: ReadonlyArray<BucketName> = ["key", "meta", "lease"]
+export const BUCKETS: ReadonlyArray<BucketName> = ["key", "meta", "lease", "auth", "authUsers", "authRoles"]
 const END = 0xff
 
 /** Streams entries into a growing buffer; `finish` appends the terminator and the hash. */

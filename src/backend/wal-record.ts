@@ -4,7 +4,7 @@
  *   record  := u32 length · u32 crc · payload                      (little-endian)
  *   crc     := crc32c(the 4 length bytes · payload)
  *   payload := u32 seqLow · u32 seqHigh · u32 opCount · op*
- *   op      := u8 bucket (0 key, 1 meta, 2 lease; +0x80 = delete) · u16 keyLength · key
+ *   op      := u8 bucket (0 key, 1 meta, 2 lease, 3 auth, 4 authUsers, 5 authRoles; +0x80 = delete) · u16 keyLength · key
  *              · (put only) u32 valueLength · value
  *
  * `seq` numbers the WAL's batches 1, 2, 3, … without gaps, so replay can tell a record it has
@@ -24,7 +24,7 @@ export const RECORD_HEADER_BYTES = 8
 const PAYLOAD_HEADER_BYTES = 12
 const DELETE_FLAG = 0x80
 
-const bucketIndex: Record<BucketName, number> = { key: 0, meta: 1, lease: 2 }
+const bucketIndex: Record<BucketName, number> = { key: 0, meta: 1, lease: 2, auth: 3, authUsers: 4, authRoles: 5 }
 
 export interface EncodedBatch {
   /** the whole record, header included */

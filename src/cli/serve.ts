@@ -126,6 +126,23 @@ const progressNotifyInterval = Options.text("experimental-watch-progress-notify-
   Options.withFallbackConfig(Config.string("ETCD_EXPERIMENTAL_WATCH_PROGRESS_NOTIFY_INTERVAL")),
   Options.withDefault("10m")
 )
+const authToken = Options.text("auth-token").pipe(
+  Options.withDescription(
+    "Auth token type: 'simple', or 'jwt,pub-key=<file>,priv-key=<file>,sign-method=<RS256|ES256|…>[,ttl=<duration>]'."
+  ),
+  Options.withFallbackConfig(Config.string("ETCD_AUTH_TOKEN")),
+  Options.withDefault("simple")
+)
+const authTokenTtl = Options.integer("auth-token-ttl").pipe(
+  Options.withDescription("Seconds a simple token lives without use."),
+  Options.withFallbackConfig(Config.integer("ETCD_AUTH_TOKEN_TTL")),
+  Options.withDefault(300)
+)
+const bcryptCost = Options.integer("bcrypt-cost").pipe(
+  Options.withDescription("bcrypt cost of password hashes (4..31)."),
+  Options.withFallbackConfig(Config.integer("ETCD_BCRYPT_COST")),
+  Options.withDefault(10)
+)
 const logLevel = Options.choice("log-level", ["debug", "info", "warn", "error"]).pipe(
   Options.withDescription("Log level (default warn: quiet)."),
   Options.withFallbackConfig(Config.literal("debug", "info", "warn", "error")("ETCD_LOG_LEVEL")),
@@ -193,7 +210,10 @@ export const serve = Command.make(
     maxConcurrentStreams,
     keepaliveMinTime,
     keepaliveInterval,
-    keepaliveTimeout
+    keepaliveTimeout,
+    authToken,
+    authTokenTtl,
+    bcryptCost
   },
   (flags) =>
     Effect.gen(function*() {
@@ -201,6 +221,7 @@ export const serve = Command.make(
       const { layer: serverLayer, silenceGrpcLogs } = yield* Effect.promise(() => import("../server/index.js"))
       if (flags.logLevel !== "debug") silenceGrpcLogs()
       if (flags.maxRequestBytes <= 0) return yield* badConfig("--max-request-bytes must be positive")
+      if (flags.authTokenTtl <= 0) return yield* badConfig("--auth-token-ttl must be positive")
       const autoCompaction = parseAutoCompaction(flags.autoCompactionMode, flags.autoCompactionRetention)
       if (typeof autoCompaction === "string") return yield* badConfig(autoCompaction)
       const interval = parseGoDuration(flags.progressNotifyInterval)
@@ -245,7 +266,10 @@ export const serve = Command.make(
         advertiseClientUrls: Option.match(flags.advertiseClientUrls, { onNone: () => [], onSome: splitUrls }),
         maxRequestBytes: flags.maxRequestBytes,
         autoCompaction,
-        progressNotifyInterval: Duration.max(interval, MIN_PROGRESS_NOTIFY_INTERVAL)
+        progressNotifyInterval: Duration.max(interval, MIN_PROGRESS_NOTIFY_INTERVAL),
+        authToken: flags.authToken,
+        authTokenTtl: flags.authTokenTtl,
+        bcryptCost: flags.bcryptCost
       })
       return yield* Layer.launch(member)
     }).pipe(

@@ -25,6 +25,13 @@ export interface EtcdClientConfig {
   /** deadline for each unary call (etcdctl: --command-timeout 5s); default none */
   readonly requestTimeout?: Duration.DurationInput | undefined
   readonly tls?: TlsOptions | undefined
+  /**
+   * credentials (etcdctl --user): the client authenticates when it connects and sends the token
+   * with every call, and authenticates again once when a call is refused for its token (expired,
+   * old auth revision), as clientv3 does. Auth disabled on the server: no token is sent.
+   */
+  readonly username?: string | undefined
+  readonly password?: string | undefined
   /** gRPC metadata sent with every call (watches with different metadata use different streams) */
   readonly metadata?: Readonly<Record<string, string>> | undefined
   /** delay between Watch stream reconnection attempts; default etcd's: 1 ms, ×1.25, capped at 100 ms */

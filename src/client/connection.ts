@@ -57,6 +57,15 @@ export const fromServiceError = (error: unknown): EtcdError => {
   return new EtcdError({ code: GrpcCode.Unknown, message: error instanceof Error ? error.message : String(error) })
 }
 
+const AUTHENTICATE = unaryMethod<{ name: string; password: string }, { token: string }>("Auth", "Authenticate")
+const AUTH_NOT_ENABLED = "etcdserver: authentication is not enabled"
+/** the refusals after which clientv3 authenticates again */
+const REFRESH_ON = new Set([
+  "etcdserver: invalid auth token",
+  "etcdserver: user name is empty",
+  "etcdserver: revision of auth store is old"
+])
+
 interface Endpoint {
   readonly host: string
   readonly port: number
@@ -169,15 +178,18 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
     })
 
     const base = config.metadata ?? {}
+    /** the auth token, when credentials are configured and the server has auth on */
+    let token: string | undefined
     const metadata = (extra?: Readonly<Record<string, string>>): grpc.Metadata => {
       const md = new grpc.Metadata({ waitForReady: true })
       for (const [k, v] of Object.entries(base)) md.set(k, v)
+      if (token !== undefined) md.set("token", token)
       if (extra !== undefined) for (const [k, v] of Object.entries(extra)) md.set(k, v)
       return md
     }
     const requestTimeout = config.requestTimeout === undefined ? undefined : Duration.decode(config.requestTimeout)
 
-    const unary = <Req, Res>(
+    const call = <Req, Res>(
       method: UnaryMethod<Req, Res>,
       request: Req,
       extra?: Readonly<Record<string, string>>
@@ -200,6 +212,32 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
         )
         return Effect.sync(() => call.cancel())
       })
+
+    /** clientv3's getToken: "authentication is not enabled" means no token */
+    const authenticate: Effect.Effect<void, EtcdError> = Effect.suspend(() => {
+      if (config.username === undefined) return Effect.void
+      token = undefined
+      return call(AUTHENTICATE, { name: config.username, password: config.password ?? "" }).pipe(
+        Effect.map((r) => {
+          token = r.token
+        }),
+        Effect.catchIf((e) => e.message === AUTH_NOT_ENABLED, () => Effect.void)
+      )
+    })
+    yield* authenticate
+
+    const unary = <Req, Res>(
+      method: UnaryMethod<Req, Res>,
+      request: Req,
+      extra?: Readonly<Record<string, string>>
+    ): Effect.Effect<Res, EtcdError> =>
+      config.username === undefined
+        ? call(method, request, extra)
+        : call(method, request, extra).pipe(
+          // clientv3's shouldRefreshToken: authenticate again, then one more try
+          Effect.catchIf((e) => REFRESH_ON.has(e.message), () =>
+            Effect.zipRight(authenticate, call(method, request, extra)))
+        )
 
     return { client, metadata, unary, requestTimeout } satisfies Connection
   })

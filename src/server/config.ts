@@ -45,8 +45,15 @@ export interface ServerConfig {
   readonly progressNotifyInterval: Duration.DurationInput
   /** how long unary calls in flight may take to finish at shutdown */
   readonly shutdownGrace: Duration.DurationInput
-  /** the client TLS flags (--cert-file, --key-file, --client-cert-auth, …), for https URLs */
+  /** the client TLS flags (--cert-file, --key-file, --client-cert-auth, …), for https URLs; with
+   * --client-cert-auth a call that sends no token is the user its certificate names (auth-guard.ts) */
   readonly tls: ClientTlsConfig
+  /** --auth-token: "simple", or "jwt,pub-key=…,priv-key=…,sign-method=…[,ttl=…]" */
+  readonly authToken: string
+  /** --auth-token-ttl: seconds a simple token lives without use */
+  readonly authTokenTtl: number
+  /** --bcrypt-cost for password hashes (4..31) */
+  readonly bcryptCost: number
 }
 
 /** etcd's DefaultQuotaBytes (2 GiB), what --quota-backend-bytes 0 means. */
@@ -79,7 +86,10 @@ export const defaultServerConfig: ServerConfig = {
   autoCompaction: undefined,
   progressNotifyInterval: DEFAULT_PROGRESS_NOTIFY_INTERVAL,
   shutdownGrace: Duration.seconds(2),
-  tls: defaultClientTlsConfig
+  tls: defaultClientTlsConfig,
+  authToken: "simple",
+  authTokenTtl: 300,
+  bcryptCost: 10
 }
 
 const UNITS: Record<string, number> = {

@@ -78,7 +78,7 @@ const KEY_BUCKET = new Uint8Array(Buffer.from("key", "latin1"))
 /** crc32c over every bucket (name, then keys and values) in name order, leaving out our member record. */
 export const hashBackend = (backend: BackendShape): number => {
   let h = 0
-  for (const bucket of ["key", "lease", "meta"] as const) {
+  for (const bucket of ["auth", "authRoles", "authUsers", "key", "lease", "meta"] as const) {
     h = crc32cUpdate(h, Buffer.from(bucket, "latin1"))
     for (const [k, v] of entries(backend, bucket)) {
       if (bucket === "meta" && Buffer.compare(k, MEMBER_KEY) === 0) continue

@@ -1,14 +1,22 @@
 /**
  * The KV service (etcd's v3rpc/key.go): Range, Put, DeleteRange, Txn and Compact over the
  * MvccStore. The store makes etcd's request checks and answers with etcd's errors; this file only
- * converts messages and stamps headers.
+ * converts messages, stamps headers and — when auth is on or a token came — runs the request
+ * checks first and then the permission checks (kv-auth.ts). Compact checks no permission (etcd
+ * 3.4 does not), but a bad token still fails it.
  */
 import { Effect } from "effect"
+import type { EtcdError } from "../errors.js"
+import type { LessorShape } from "../lease/lessor.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
+import { DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
+import { checkDeleteRequest, checkPutRequest, checkRangeRequest, checkTxn as checkTxnRequest } from "../mvcc/request-checks.js"
 import type { KVServer } from "../proto/services.js"
+import { type AuthGuard, authInfoGrpc, check, needsAuth } from "./auth-guard.js"
 import type { CallRunner } from "./grpc-bridge.js"
 import type { MakeHeader } from "./header.js"
 import { costPut, costTxn, type Quota } from "./quota.js"
+import { checkDeleteRange, checkPut, checkRange, checkTxn } from "./kv-auth.js"
 import {
   deleteRangeRequest,
   deleteRangeResponse,
@@ -21,38 +29,75 @@ import {
   txnResponse
 } from "./kv-pb.js"
 
-/** `quota`: the space quota Put and Txn are checked against (quota.ts). */
-export const makeKvService = (runner: CallRunner, store: MvccStoreShape, header: MakeHeader, quota?: Quota): KVServer => ({
-  Range: runner.unary("Range", (req) =>
-    Effect.map(
-      Effect.suspend(() => store.range(rangeRequest(req))),
-      (r) => rangeResponse(header, r)
-    )),
-  Put: runner.unary("Put", (req) =>
-    Effect.map(
-      Effect.suspend(() => {
-        const put = store.put(putRequest(req))
-        return quota === undefined ? put : Effect.zipRight(quota.check(costPut(req)), put)
-      }),
-      (r) => putResponse(header, r)
-    )),
-  DeleteRange: runner.unary("DeleteRange", (req) =>
-    Effect.map(
-      Effect.suspend(() => store.deleteRange(deleteRangeRequest(req))),
-      (r) => deleteRangeResponse(header, r)
-    )),
-  Txn: runner.unary("Txn", (req) =>
-    Effect.map(
-      Effect.suspend(() => {
-        const txn = store.txn(txnRequest(req))
-        return quota === undefined ? txn : Effect.zipRight(quota.check(costTxn(req)), txn)
-      }),
-      (r) => txnResponse(header, r)
-    )),
-  // physical: the store waits until the superseded revisions are gone from the backend
-  Compact: runner.unary("Compact", (req) =>
-    Effect.map(
-      Effect.suspend(() => store.compact(toNumber(req.revision), req.physical)),
-      (r) => ({ header: header(r.header.revision) })
-    ))
-})
+const invalid = (e: EtcdError | undefined): Effect.Effect<void, EtcdError> => (e === undefined ? Effect.void : Effect.fail(e))
+
+/** `quota`: the space quota Put and Txn are checked against first (quota.ts), as etcd's quotaKVServer. */
+export const makeKvService = (
+  runner: CallRunner,
+  store: MvccStoreShape,
+  header: MakeHeader,
+  guard: AuthGuard,
+  lessor: LessorShape,
+  quota?: Quota,
+  maxTxnOps = DEFAULT_MAX_TXN_OPS
+): KVServer => {
+  const auth = guard.store
+  const quotaFirst = <A>(cost: number, eff: Effect.Effect<A, EtcdError>): Effect.Effect<A, EtcdError> =>
+    quota === undefined ? eff : Effect.zipRight(quota.check(cost), eff)
+  return {
+    Range: runner.unary("Range", (req, call) => {
+      const r = rangeRequest(req)
+      const run = Effect.map(Effect.suspend(() => store.range(r)), (res) => rangeResponse(header, res))
+      if (!needsAuth(guard, call)) return run
+      return authInfoGrpc(guard, call).pipe(
+        Effect.tap(() => invalid(checkRangeRequest(r))),
+        Effect.flatMap((ai) => check(checkRange(auth, ai, r))),
+        Effect.zipRight(run)
+      )
+    }),
+    Put: runner.unary("Put", (req, call) => {
+      const r = putRequest(req)
+      const run = Effect.map(Effect.suspend(() => store.put(r)), (res) => putResponse(header, res))
+      if (!needsAuth(guard, call)) return quotaFirst(costPut(req), run)
+      return quotaFirst(
+        costPut(req),
+        authInfoGrpc(guard, call).pipe(
+          Effect.tap(() => invalid(checkPutRequest(r))),
+          Effect.flatMap((ai) => checkPut(auth, lessor, ai, r)),
+          Effect.zipRight(run)
+        )
+      )
+    }),
+    DeleteRange: runner.unary("DeleteRange", (req, call) => {
+      const r = deleteRangeRequest(req)
+      const run = Effect.map(Effect.suspend(() => store.deleteRange(r)), (res) => deleteRangeResponse(header, res))
+      if (!needsAuth(guard, call)) return run
+      return authInfoGrpc(guard, call).pipe(
+        Effect.tap(() => invalid(checkDeleteRequest(r))),
+        Effect.flatMap((ai) => check(checkDeleteRange(auth, ai, r))),
+        Effect.zipRight(run)
+      )
+    }),
+    Txn: runner.unary("Txn", (req, call) => {
+      const r = txnRequest(req)
+      const run = Effect.map(Effect.suspend(() => store.txn(r)), (res) => txnResponse(header, res))
+      if (!needsAuth(guard, call)) return quotaFirst(costTxn(req), run)
+      return quotaFirst(
+        costTxn(req),
+        authInfoGrpc(guard, call).pipe(
+          Effect.tap(() => invalid(checkTxnRequest(r, maxTxnOps))),
+          Effect.flatMap((ai) => check(checkTxn(auth, ai, r))),
+          Effect.zipRight(run)
+        )
+      )
+    }),
+    // physical: the store waits until the superseded revisions are gone from the backend
+    Compact: runner.unary("Compact", (req, call) => {
+      const run = Effect.map(
+        Effect.suspend(() => store.compact(toNumber(req.revision), req.physical)),
+        (r) => ({ header: header(r.header.revision) })
+      )
+      return needsAuth(guard, call) ? Effect.zipRight(authInfoGrpc(guard, call), run) : run
+    })
+  }
+}

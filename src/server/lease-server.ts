@@ -4,6 +4,11 @@
  * LeaseKeepAlive is a bidi stream answered in order, one renew at a time, as etcd's loop does: the
  * header is taken before the renew, a lease that is gone answers TTL 0, and the end of the
  * client's side (half-close) ends the stream with OK — unlike Watch.
+ *
+ * Auth (etcd 3.4): LeaseGrant and LeaseRevoke fail on a bad token (they go through raft, which
+ * resolves it); LeaseRevoke needs WRITE on every key attached to the lease. LeaseTimeToLive with
+ * keys needs READ on each attached key (etcd 3.4.26's fix of CVE-2023-32082; 3.4.23 lists them
+ * to anyone). KeepAlive and LeaseLeases check nothing, as etcd.
  */
 import { Effect } from "effect"
 import type { LessorShape } from "../lease/lessor.js"
@@ -14,28 +19,56 @@ import type { MakeHeader } from "./header.js"
 import { costLeaseGrant, type Quota } from "./quota.js"
 import { toBigInt, toNumber } from "./kv-pb.js"
 import { EtcdError, GrpcCode } from "../errors.js"
+import { AuthErrors } from "../auth/errors.js"
+import { type AuthGuard, authInfoGrpc, needsAuth } from "./auth-guard.js"
+import { checkLeasePuts } from "./kv-auth.js"
 
 /** `quota`: the space quota LeaseGrant is checked against (quota.ts). */
 export const makeLeaseService = (
   runner: CallRunner,
   lessor: LessorShape,
   header: MakeHeader,
+  guard: AuthGuard,
   quota?: Quota
 ): LeaseServer => ({
-  LeaseGrant: runner.unary("LeaseGrant", (req) =>
-    Effect.suspend(() => {
+  LeaseGrant: runner.unary("LeaseGrant", (req, call) => {
+    const run = Effect.suspend(() => {
       const id = toBigInt(req.ID)
-      const grant = lessor.grant(id === 0n ? { ttl: toNumber(req.TTL) } : { id, ttl: toNumber(req.TTL) })
-      return quota === undefined ? grant : Effect.zipRight(quota.check(costLeaseGrant), grant)
-    }).pipe(Effect.map((r) => ({ header: header(r.header.revision), ID: r.id, TTL: r.ttl })))),
+      return lessor.grant(id === 0n ? { ttl: toNumber(req.TTL) } : { id, ttl: toNumber(req.TTL) })
+    }).pipe(Effect.map((r) => ({ header: header(r.header.revision), ID: r.id, TTL: r.ttl })))
+    const authed = needsAuth(guard, call) ? Effect.zipRight(authInfoGrpc(guard, call), run) : run
+    // the quota first, as etcd's quotaLeaseServer wraps the lease server
+    return quota === undefined ? authed : Effect.zipRight(quota.check(costLeaseGrant), authed)
+  }),
 
-  LeaseRevoke: runner.unary("LeaseRevoke", (req) =>
-    Effect.suspend(() => lessor.revoke(toBigInt(req.ID))).pipe(
+  LeaseRevoke: runner.unary("LeaseRevoke", (req, call) => {
+    const run = Effect.suspend(() => lessor.revoke(toBigInt(req.ID))).pipe(
       Effect.map((r) => ({ header: header(r.header.revision) }))
-    )),
+    )
+    if (!needsAuth(guard, call)) return run
+    return authInfoGrpc(guard, call).pipe(
+      Effect.flatMap((ai) => checkLeasePuts(guard.store, lessor, ai, toBigInt(req.ID))),
+      Effect.zipRight(run)
+    )
+  }),
 
-  LeaseTimeToLive: runner.unary("LeaseTimeToLive", (req) =>
-    Effect.suspend(() => lessor.timeToLive({ id: toBigInt(req.ID), keys: req.keys })).pipe(
+  LeaseTimeToLive: runner.unary("LeaseTimeToLive", (req, call) =>
+    (req.keys && guard.store.enabled
+      ? authInfoGrpc(guard, call).pipe(
+        Effect.flatMap((ai) =>
+          ai === undefined
+            ? Effect.fail(AuthErrors.userEmpty.grpc())
+            : Effect.flatMap(lessor.timeToLive({ id: toBigInt(req.ID), keys: true }), (r) => {
+              for (const key of r.keys) {
+                const e = guard.store.isRangePermitted(ai, key, undefined)
+                if (e !== undefined) return Effect.fail(e.grpc())
+              }
+              return Effect.void
+            })
+        )
+      )
+      : Effect.void).pipe(
+      Effect.zipRight(Effect.suspend(() => lessor.timeToLive({ id: toBigInt(req.ID), keys: req.keys }))),
       Effect.map((r) => ({
         header: header(r.header.revision),
         ID: r.id,

@@ -9,6 +9,10 @@
  *   copy in 32 KiB pieces. That format already ends with a sha256 of everything before it, which is
  *   the shape of etcd's stream (the db file, then its sha256), so nothing more is appended.
  * - MemberList: this member, with its advertised client URLs.
+ * - Auth (etcd 3.4's authMaintenanceServer): Defragment, Hash, HashKV and Snapshot need a user
+ *   with the root role, and answer the auth package's raw errors ("auth: permission denied",
+ *   code Unknown), as etcd 3.4 lets them through; Alarm fails only on a bad token (raft resolves
+ *   it, with the gRPC spelling); Status checks nothing.
  */
 import { Effect } from "effect"
 import type { BackendError, BackendShape } from "../backend/backend.js"
@@ -20,6 +24,8 @@ import type { MakeHeader } from "./header.js"
 import { toNumber } from "./kv-pb.js"
 import type { MemberIdentity } from "./member.js"
 import { type AlarmMember, alarmName, type Alarms, AlarmType } from "./alarms.js"
+import { rawAuthError } from "../auth/errors.js"
+import { type AuthGuard, authInfoGrpc, authInfoOf, type CallWithMetadata, needsAuth } from "./auth-guard.js"
 
 /**
  * The etcd release whose v3 API behaviour this server matches: requested progress only when every
@@ -52,8 +58,21 @@ export const makeMaintenanceService = (
   backend: BackendShape,
   member: MemberInfo,
   header: MakeHeader,
-  alarms: Alarms
-) => ({
+  alarms: Alarms,
+  guard: AuthGuard
+) => {
+  /** etcd 3.4's isAuthenticated: the raw auth error, code Unknown */
+  const adminOnly = (call: CallWithMetadata): Effect.Effect<void, EtcdError> => {
+    if (!needsAuth(guard, call)) return Effect.void
+    return authInfoOf(guard, call).pipe(
+      Effect.flatMap((ai) => {
+        const e = guard.store.isAdminPermitted(ai)
+        return e === undefined ? Effect.void : Effect.fail(e)
+      }),
+      Effect.mapError(rawAuthError)
+    )
+  }
+  return {
   Status: runner.unary<AnyRequest, object>("Status", () =>
     Effect.sync(() => {
       const rev = store.rev()
@@ -70,34 +89,39 @@ export const makeMaintenanceService = (
       }
     })),
 
-  Alarm: runner.unary<AnyRequest, object>("Alarm", (req) =>
-    Effect.suspend(() => {
-      const type = Number(req["alarm"] ?? 0)
-      const memberID = String(req["memberID"] ?? "0")
-      const answer = (list: ReadonlyArray<AlarmMember>) => ({ header: header(store.rev()), alarms: list })
-      const one = (m: AlarmMember | undefined) => answer(m === undefined ? [] : [m])
-      switch (Number(req["action"] ?? 0)) {
-        case 1:
-          return alarms.activate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
-        case 2:
-          return alarms.deactivate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
-        default:
-          return Effect.succeed(answer(alarms.list(type)))
-      }
-    })),
+  Alarm: runner.unary<AnyRequest, object>("Alarm", (req, call) =>
+    Effect.zipRight(
+      needsAuth(guard, call) ? Effect.asVoid(authInfoGrpc(guard, call)) : Effect.void,
+      Effect.suspend(() => {
+        const type = Number(req["alarm"] ?? 0)
+        const memberID = String(req["memberID"] ?? "0")
+        const answer = (list: ReadonlyArray<AlarmMember>) => ({ header: header(store.rev()), alarms: list })
+        const one = (m: AlarmMember | undefined) => answer(m === undefined ? [] : [m])
+        switch (Number(req["action"] ?? 0)) {
+          case 1:
+            return alarms.activate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
+          case 2:
+            return alarms.deactivate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
+          default:
+            return Effect.succeed(answer(alarms.list(type)))
+        }
+      })
+    )),
 
   // etcd answers an empty DefragmentResponse (no header)
-  Defragment: runner.unary<AnyRequest, object>("Defragment", () =>
-    backend.defragment.pipe(
-      Effect.mapError(backendFailure),
+  Defragment: runner.unary<AnyRequest, object>("Defragment", (_req, call) =>
+    Effect.zipRight(adminOnly(call), Effect.mapError(backend.defragment, backendFailure)).pipe(
       Effect.as({})
     )),
 
-  Hash: runner.unary<AnyRequest, object>("Hash", () =>
-    Effect.sync(() => ({ header: header(store.rev()), hash: hashBackend(backend) }))),
+  Hash: runner.unary<AnyRequest, object>("Hash", (_req, call) =>
+    Effect.zipRight(
+      adminOnly(call),
+      Effect.sync(() => ({ header: header(store.rev()), hash: hashBackend(backend) }))
+    )),
 
-  HashKV: runner.unary<AnyRequest, object>("HashKV", (req) =>
-    Effect.suspend(() => {
+  HashKV: runner.unary<AnyRequest, object>("HashKV", (req, call) =>
+    Effect.zipRight(adminOnly(call), Effect.suspend(() => {
       const r = hashKV(store, backend, toNumber(req["revision"] as string))
       if (r instanceof EtcdError) return Effect.fail(r)
       return Effect.succeed({
@@ -106,10 +130,11 @@ export const makeMaintenanceService = (
         compact_revision: r.compactRevision,
         hash_revision: r.hashRevision
       })
-    })),
+    }))),
 
   Snapshot: runner.serverStream<AnyRequest, object>("Snapshot", (call) =>
     Effect.gen(function*() {
+      yield* adminOnly(call)
       const rev = store.rev()
       const data = yield* Effect.mapError(backend.snapshot, backendFailure)
       const hdr = header(rev)
@@ -118,7 +143,8 @@ export const makeMaintenanceService = (
         yield* writeAll(call, [{ header: hdr, remaining_bytes: data.byteLength - off - blob.byteLength, blob }])
       }
     }))
-})
+  }
+}
 
 export const makeClusterService = (runner: CallRunner, member: MemberInfo, header: MakeHeader) => ({
   MemberList: runner.unary<AnyRequest, object>("MemberList", () =>

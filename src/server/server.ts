@@ -31,6 +31,7 @@ import {
   defaultServerConfig,
   type ListenAddress,
   parseClientUrl,
+  parseGoDuration,
   parseMetricsUrl,
   type ServerConfig
 } from "./config.js"
@@ -44,7 +45,12 @@ import { GrpcServerMetrics, startHttpEndpoints } from "./metrics/index.js"
 import { listenClient } from "./cmux.js"
 import { makeClientHttpServer } from "./client-http.js"
 import { makeGatewayHandler } from "./gateway/gateway.js"
-import { makeAuthService, unimplementedHandlers } from "./unimplemented.js"
+import { unimplementedHandlers } from "./unimplemented.js"
+import { makeAuthService } from "./auth-server.js"
+import { type AuthGuard, peerCommonName } from "./auth-guard.js"
+import { AuthStore, layer as authStoreLayer } from "../auth/auth-store.js"
+import { jwtTokenProvider } from "../auth/jwt-token.js"
+import { parseTokenOptions, simpleTokenProvider, type TokenProvider } from "../auth/token-provider.js"
 import { GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { makeWatchService } from "./watch-server.js"
 import { passThroughSerializer } from "./grpc-raw-writer.js"
@@ -109,7 +115,7 @@ const transportOptions = (config: ServerConfig): grpc.ServerOptions => {
 /** The gRPC server over the store, watch and lease services in context. */
 export const layerServer = (
   config: ServerConfig
-): Layer.Layer<EtcdServer, ServeError | BackendError, MvccStore | WatchableStore | Lessor | Backend> =>
+): Layer.Layer<EtcdServer, ServeError | BackendError, MvccStore | WatchableStore | Lessor | Backend | AuthStore> =>
   Layer.scoped(
     EtcdServer,
     Effect.gen(function*() {
@@ -139,6 +145,8 @@ export const layerServer = (
       const watchable = yield* WatchableStore
       const lessor = yield* Lessor
       const backend = yield* Backend
+      const authStore = yield* AuthStore
+      const guard: AuthGuard = { store: authStore, commonName: peerCommonName(config.tls.clientCertAuth) }
       const identity = yield* startMember
       const header = makeHeader(identity)
 
@@ -162,17 +170,18 @@ export const layerServer = (
         identity.memberId
       )
       const services: Record<ServiceName, Record<string, unknown>> = {
-        KV: makeKvService(runner, store, header, quota),
+        KV: makeKvService(runner, store, header, guard, lessor, quota, config.maxTxnOps),
         Watch: makeWatchService(runner, {
           watchable,
           store,
           header,
-          config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval }
+          config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval },
+          guard
         }),
-        Lease: makeLeaseService(runner, lessor, header, quota),
-        Maintenance: makeMaintenanceService(runner, store, backend, member, header, alarms),
+        Lease: makeLeaseService(runner, lessor, header, guard, quota),
+        Maintenance: makeMaintenanceService(runner, store, backend, member, header, alarms, guard),
         Cluster: makeClusterService(runner, member, header),
-        Auth: makeAuthService(runner, header, store.rev)
+        Auth: makeAuthService(runner, guard, header, store.rev)
       }
       for (const [name, impl] of Object.entries(services) as Array<[ServiceName, Record<string, unknown>]>) {
         const base = serviceDefinition(name)
@@ -255,11 +264,37 @@ export const layerServer = (
     })
   )
 
-/** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor. */
+/** --auth-token as a token provider; a bad value or key file is one start-up line. */
+export const makeTokenProvider = (config: ServerConfig): Effect.Effect<TokenProvider, ServeError> =>
+  Effect.suspend(() => {
+    const bad = (message: string) => new ServeError({ reason: "BadConfig", message: `--auth-token: ${message}` })
+    const opts = parseTokenOptions(config.authToken, (s) => {
+      const d = parseGoDuration(s)
+      return d === undefined ? undefined : Duration.toMillis(d)
+    })
+    if (typeof opts === "string") return Effect.fail(bad(opts))
+    if (opts.type === "simple") return Effect.succeed(simpleTokenProvider(config.authTokenTtl * 1000))
+    const p = jwtTokenProvider(opts)
+    return typeof p === "string" ? Effect.fail(bad(p)) : Effect.succeed(p)
+  })
+
+/** The auth store of a member (replayed from the backend), with the configured token provider. */
+export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeError, Backend> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      if (!Number.isInteger(config.bcryptCost) || config.bcryptCost < 4 || config.bcryptCost > 31) {
+        return yield* new ServeError({ reason: "BadConfig", message: `--bcrypt-cost ${config.bcryptCost}: must be in 4..31` })
+      }
+      const tokenProvider = yield* makeTokenProvider(config)
+      return authStoreLayer({ tokenProvider, bcryptCost: config.bcryptCost })
+    })
+  )
+
+/** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor, auth. */
 const memberServices = (config: ServerConfig) => {
   const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
   const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps })))
-  return Layer.mergeAll(watchableLayer, lessorLayer).pipe(
+  return Layer.mergeAll(watchableLayer, lessorLayer, layerAuth(config)).pipe(
     Layer.provideMerge(store),
     Layer.provideMerge(backend)
   )
@@ -271,7 +306,7 @@ const memberServices = (config: ServerConfig) => {
  */
 export const layerMember = (
   options: Partial<ServerConfig> = {}
-): Layer.Layer<EtcdServer | MvccStore | WatchableStore | Lessor | Backend, ServeError | BackendError> => {
+): Layer.Layer<EtcdServer | MvccStore | WatchableStore | Lessor | Backend | AuthStore, ServeError | BackendError> => {
   const config: ServerConfig = { ...defaultServerConfig, ...options }
   return layerServer(config).pipe(Layer.provideMerge(memberServices(config)))
 }

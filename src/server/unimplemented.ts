@@ -1,21 +1,14 @@
 /**
- * Handlers for the rpcs a single member without auth does not serve: each answers a clear
- * Unimplemented status naming the method, never a hang or a crash.
- *
- * Two Auth rpcs answer as an etcd with auth disabled does, because clients call them on connect:
- * Authenticate ("authentication is not enabled", which clientv3 tolerates) and AuthStatus
- * (enabled: false).
+ * Handlers for the rpcs a single member does not serve (cluster membership changes, MoveLeader,
+ * …): each answers a clear Unimplemented status naming the method, never a hang or a crash.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Effect } from "effect"
-import { EtcdError, GrpcCode } from "../errors.js"
+import { GrpcCode } from "../errors.js"
 import type { ServiceName } from "../proto/load.js"
-import type { CallRunner } from "./grpc-bridge.js"
-import type { MakeHeader } from "./header.js"
 
 const unimplementedStatus = (service: string, method: string) => ({
   code: GrpcCode.Unimplemented,
-  details: `etcd-effect: ${service}.${method} is not implemented (one member, no auth)`
+  details: `etcd-effect: ${service}.${method} is not implemented (one member)`
 })
 
 /** One handler per method of `definition` that `implemented` lacks. */
@@ -39,13 +32,3 @@ export const unimplementedHandlers = (
   }
   return out
 }
-
-/** etcd's ErrGRPCAuthNotEnabled. */
-export const authNotEnabled = () =>
-  new EtcdError({ code: GrpcCode.FailedPrecondition, message: "etcdserver: authentication is not enabled" })
-
-export const makeAuthService = (runner: CallRunner, header: MakeHeader, rev: () => number) => ({
-  Authenticate: runner.unary<unknown, object>("Authenticate", () => Effect.fail(authNotEnabled())),
-  AuthStatus: runner.unary<unknown, object>("AuthStatus", () =>
-    Effect.sync(() => ({ header: header(rev()), enabled: false })))
-})

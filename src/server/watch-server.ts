@@ -41,6 +41,8 @@ import type { WatchStream } from "../watch/watch-stream.js"
 import type { FilterType, WatchId, WatchResponse } from "../watch/watcher.js"
 import { serviceDefinition } from "../proto/load.js"
 import { type CallRunner, readBatch } from "./grpc-bridge.js"
+import { statusText } from "../auth/errors.js"
+import { type AuthGuard, authInfoOf, type CallWithMetadata, needsAuth } from "./auth-guard.js"
 import { frameSink } from "./grpc-raw-writer.js"
 import type { MakeHeader } from "./header.js"
 import { eventToPb, toNumber } from "./kv-pb.js"
@@ -57,6 +59,27 @@ const INVALID_WATCH_ID = -1
 
 const COMPACTED_REASON = "etcdserver: mvcc: required revision has been compacted"
 
+const ZERO_KEY = new Uint8Array([0])
+const FROM_KEY = new Uint8Array(0)
+
+/**
+ * etcd 3.4's isWatchPermitted: the stream's credential (resolved at each create) needs READ on the
+ * requested range; a refusal is a created+canceled response whose cancel_reason is the gRPC status
+ * text of the error ("rpc error: code = … desc = etcdserver: …"). The range is the one etcd's
+ * watch server has rewritten by then: an empty key is "\0", and a range_end of "\0" (every key
+ * from the key on) has become empty — so such a watch is checked as a read of its key alone.
+ */
+const watchDenied = (guard: AuthGuard | undefined, call: CallWithMetadata, c: WatchCreateRequest) => {
+  if (guard === undefined || !needsAuth(guard, call)) return Effect.succeed(undefined)
+  const key = c.key.length === 0 ? ZERO_KEY : c.key
+  const end = c.range_end.length === 1 && c.range_end[0] === 0 ? FROM_KEY : c.range_end
+  return authInfoOf(guard, call).pipe(
+    Effect.flatMap((ai) => Effect.succeed(guard.store.isRangePermitted(ai, key, end))),
+    Effect.merge,
+    Effect.map((e) => (e === undefined ? undefined : statusText(e.grpc())))
+  )
+}
+
 export interface WatchServerConfig {
   /** --max-request-bytes; fragments are cut at this plus 512 KiB */
   readonly maxRequestBytes: number
@@ -69,6 +92,8 @@ export interface WatchServerDeps {
   readonly store: MvccStoreShape
   readonly header: MakeHeader
   readonly config: WatchServerConfig
+  /** auth: a create needs READ on its range (etcd's isWatchPermitted); absent: no auth */
+  readonly guard?: AuthGuard | undefined
 }
 
 type InboxItem =
@@ -223,8 +248,6 @@ const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Arr
   return { key, end: raw }
 }
 
-const ZERO_KEY = new Uint8Array([0])
-const FROM_KEY = new Uint8Array(0)
 
 /** One Watch stream; ends when the call's fiber is interrupted, or fails when it cannot go on. */
 export const serverWatchStream = (
@@ -255,7 +278,16 @@ export const serverWatchStream = (
     })
 
     const create = (c: WatchCreateRequest): Effect.Effect<void> =>
-      Effect.suspend(() => {
+      Effect.flatMap(watchDenied(deps.guard, call, c), (denied) => {
+        if (denied !== undefined) {
+          return ctrl(INVALID_WATCH_ID, "failed", {
+            header: header(ws.rev()),
+            watch_id: INVALID_WATCH_ID,
+            created: true,
+            canceled: true,
+            cancel_reason: denied
+          })
+        }
         const startRev = toNumber(c.start_revision)
         if (startRev < 0) {
           return ctrl(INVALID_WATCH_ID, "failed", {

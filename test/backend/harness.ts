@@ -24,7 +24,14 @@ export const unhex = (s: string): Uint8Array => Uint8Array.from(Buffer.from(s, "
 
 /** The reference model: per bucket, hex key → value; sorted views are cached until the next change. */
 export class Model {
-  readonly buckets: Record<BucketName, Map<string, Uint8Array>> = { key: new Map(), meta: new Map(), lease: new Map() }
+  readonly buckets: Record<BucketName, Map<string, Uint8Array>> = {
+    key: new Map(),
+    meta: new Map(),
+    lease: new Map(),
+    auth: new Map(),
+    authUsers: new Map(),
+    authRoles: new Map()
+  }
   private sorted: Partial<Record<BucketName, Array<{ key: Uint8Array; k: string; v: string }>>> = {}
   apply(ops: ReadonlyArray<{ bucket: BucketName; key: Uint8Array; value: Uint8Array | undefined }>): void {
     for (const op of ops) {
@@ -62,7 +69,10 @@ export const rangeHex = (
 export const dumpHex = (b: BackendShape): Record<BucketName, Array<[string, string]>> => ({
   key: rangeHex(b, "key", new Uint8Array(0), undefined),
   meta: rangeHex(b, "meta", new Uint8Array(0), undefined),
-  lease: rangeHex(b, "lease", new Uint8Array(0), undefined)
+  lease: rangeHex(b, "lease", new Uint8Array(0), undefined),
+  auth: rangeHex(b, "auth", new Uint8Array(0), undefined),
+  authUsers: rangeHex(b, "authUsers", new Uint8Array(0), undefined),
+  authRoles: rangeHex(b, "authRoles", new Uint8Array(0), undefined)
 })
 
 // ---- child processes --------------------------------------------------------------------------

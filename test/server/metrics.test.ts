@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { layer as lessorLayer } from "../../src/lease/lessor.js"
 import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../../src/mvcc/kvstore.js"
 import { serviceDefinition, serviceNames } from "../../src/proto/load.js"
-import { defaultServerConfig, EtcdServer, layerServer, serve, type ServerConfig } from "../../src/server/index.js"
+import { defaultServerConfig, EtcdServer, layerAuth, layerServer, serve, type ServerConfig } from "../../src/server/index.js"
 import { layer as watchableLayer } from "../../src/watch/watchable-store.js"
 import { gateLayer, makeGate } from "../mvcc/gated-backend.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
@@ -573,7 +573,7 @@ describe("a member that cannot serve", () => {
     const gate = makeGate()
     const { maxRequestBytes } = defaultServerConfig
     const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes })))
-    const services = Layer.mergeAll(watchableLayer, lessorLayer).pipe(
+    const services = Layer.mergeAll(watchableLayer, lessorLayer, layerAuth(defaultServerConfig)).pipe(
       Layer.provideMerge(store),
       Layer.provideMerge(gateLayer(gate))
     )

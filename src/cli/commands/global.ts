@@ -37,6 +37,17 @@ const insecureSkipTlsVerify = Options.boolean("insecure-skip-tls-verify").pipe(
   Options.withDescription("skip server certificate verification (CAUTION: testing only)")
 )
 
+const user = Options.text("user").pipe(
+  Options.withDescription("username[:password] for authentication"),
+  Options.withFallbackConfig(Config.string("ETCDCTL_USER")),
+  Options.optional
+)
+const password = Options.text("password").pipe(
+  Options.withDescription("password for authentication (if this option is used, --user option shouldn't include password)"),
+  Options.withFallbackConfig(Config.string("ETCDCTL_PASSWORD")),
+  Options.optional
+)
+
 /** Field names differ from flag names where a command's own argument would clash (`key`). */
 export const globalOptions = {
   endpoints,
@@ -46,7 +57,9 @@ export const globalOptions = {
   caFile: cacert,
   certFile: cert,
   keyFile: key,
-  insecureSkipTlsVerify
+  insecureSkipTlsVerify,
+  user,
+  password
 }
 
 export interface GlobalOptions {
@@ -58,6 +71,17 @@ export interface GlobalOptions {
   readonly certFile: Option.Option<string>
   readonly keyFile: Option.Option<string>
   readonly insecureSkipTlsVerify: boolean
+  readonly user: Option.Option<string>
+  readonly password: Option.Option<string>
+}
+
+/** etcdctl's --user "name:password" (or --user name --password pw): the client's credentials. */
+export const credentials = (g: Pick<GlobalOptions, "user" | "password">): { username?: string; password?: string } => {
+  if (Option.isNone(g.user)) return {}
+  const u = g.user.value
+  if (Option.isSome(g.password)) return { username: u, password: g.password.value }
+  const colon = u.indexOf(":")
+  return colon < 0 ? { username: u, password: "" } : { username: u.slice(0, colon), password: u.slice(colon + 1) }
 }
 
 /** Go-style durations as etcdctl takes them: "500ms", "2s", "1m". */
@@ -80,7 +104,8 @@ export const clientOptions = (g: GlobalOptions, longRunning = false): EtcdClient
     requestTimeout: longRunning ? undefined : parseDuration(g.commandTimeout) ?? Duration.seconds(5),
     tls: tlsWanted
       ? { ca: pem(g.caFile), cert: pem(g.certFile), key: pem(g.keyFile), insecureSkipVerify: g.insecureSkipTlsVerify }
-      : undefined
+      : undefined,
+    ...credentials(g)
   }
 }
 

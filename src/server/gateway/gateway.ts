@@ -198,6 +198,12 @@ class UnaryCall extends EventEmitter {
   }
 }
 
+/** grpc-gateway forwards the Authorization header as "authorization" metadata: etcd's token there. */
+const forwardToken = (req: Http.IncomingMessage, metadata: grpc.Metadata): void => {
+  const token = req.headers.authorization
+  if (token !== undefined && token !== "") metadata.set("authorization", token)
+}
+
 const serveUnary = (
   handler: grpc.handleUnaryCall<unknown, unknown>,
   c: Codec,
@@ -217,6 +223,7 @@ const serveUnary = (
     // a message over the gRPC limit is the call's error in etcd (its server refuses it)
     if ("error" in request) return sendError(res, request.code, request.error, request.code !== GrpcCode.InvalidArgument)
     const call = new UnaryCall(request.ok)
+    forwardToken(req, call.metadata)
     res.once("close", () => {
       if (!res.writableFinished) call.cancel()
     })
@@ -301,6 +308,7 @@ const serveStream = (
     if (ok) done()
     else res.once("drain", done)
   })
+  forwardToken(req, call.metadata)
   let finished = false
   const finish = (chunk?: string) => {
     if (finished) return

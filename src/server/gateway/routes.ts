@@ -38,7 +38,24 @@ const PATHS: Record<string, Route> = {
   "maintenance/defragment": unary("Maintenance", "Defragment"),
   // Hash and HashKV share this path in rpc.proto; grpc-gateway keeps the first, Hash
   "maintenance/hash": unary("Maintenance", "Hash"),
-  "cluster/member/list": unary("Cluster", "MemberList")
+  "cluster/member/list": unary("Cluster", "MemberList"),
+  // the token goes in the Authorization header (gateway.ts forwards it as "authorization" metadata)
+  "auth/enable": unary("Auth", "AuthEnable"),
+  "auth/disable": unary("Auth", "AuthDisable"),
+  "auth/authenticate": unary("Auth", "Authenticate"),
+  "auth/user/add": unary("Auth", "UserAdd"),
+  "auth/user/get": unary("Auth", "UserGet"),
+  "auth/user/list": unary("Auth", "UserList"),
+  "auth/user/delete": unary("Auth", "UserDelete"),
+  "auth/user/changepw": unary("Auth", "UserChangePassword"),
+  "auth/user/grant": unary("Auth", "UserGrantRole"),
+  "auth/user/revoke": unary("Auth", "UserRevokeRole"),
+  "auth/role/add": unary("Auth", "RoleAdd"),
+  "auth/role/get": unary("Auth", "RoleGet"),
+  "auth/role/list": unary("Auth", "RoleList"),
+  "auth/role/delete": unary("Auth", "RoleDelete"),
+  "auth/role/grant": unary("Auth", "RoleGrantPermission"),
+  "auth/role/revoke": unary("Auth", "RoleRevokePermission")
 }
 
 export const PREFIXES = ["/v3/", "/v3beta/"] as const

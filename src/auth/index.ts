@@ -1,0 +1,6 @@
+export * from "./auth-store.js"
+export * from "./errors.js"
+export * from "./jwt-token.js"
+export * from "./range-perm.js"
+export * from "./simple-token.js"
+export * from "./token-provider.js"
