@@ -263,6 +263,13 @@ export interface MessageSource<A> {
 }
 
 /** A stream error reported by grpc-js while reading (e.g. an undecodable message). */
+/** grpc-go's stream Recv words the same refusal differently from a unary call's decode */
+const streamRefusal = (unary: string): string =>
+  unary.replace(/^grpc: error unmarshalling request: /, "grpc: failed to unmarshal the received message ")
+
+/** a refused message read after others, kept for the next read of its stream */
+const malformedAhead = new WeakMap<object, MalformedRequest>()
+
 export class StreamReadError {
   readonly _tag = "StreamReadError"
   constructor(readonly cause: unknown) {}
@@ -273,22 +280,32 @@ export class StreamReadError {
  * end of the inbound side: half-close, or the call torn down. Pull-based: not reading leaves the
  * client throttled by HTTP/2 flow control.
  */
-export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> | null, StreamReadError> =>
-  Effect.async<Array<A> | null, StreamReadError>((resume) => {
-    const take = (): Array<A> | null | undefined => {
+export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> | null, StreamReadError | EtcdError> =>
+  Effect.async<Array<A> | null, StreamReadError | EtcdError>((resume) => {
+    /** a message etcd could not decode ends the batch; the call ends with it on the next read */
+    const take = (): Array<A> | null | undefined | MalformedRequest => {
+      const refused = malformedAhead.get(source)
+      if (refused !== undefined) return refused
       let out: Array<A> | undefined
       for (;;) {
         const m = source.read()
         if (m === null) break
+        if ((m as unknown) instanceof MalformedRequest) {
+          if (out === undefined) return m as unknown as MalformedRequest
+          malformedAhead.set(source, m as unknown as MalformedRequest)
+          break
+        }
         ;(out ??= []).push(m)
       }
       if (out !== undefined) return out
       if (source.readableEnded || source.destroyed) return null
       return undefined
     }
+    const answer = (r: Array<A> | null | MalformedRequest) =>
+      r instanceof MalformedRequest ? Effect.fail(new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) })) : Effect.succeed(r)
     const first = take()
     if (first !== undefined) {
-      resume(Effect.succeed(first))
+      resume(answer(first))
       return
     }
     const cleanup = () => {
@@ -301,7 +318,7 @@ export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> |
       const r = take()
       if (r === undefined) return
       cleanup()
-      resume(Effect.succeed(r))
+      resume(answer(r))
     }
     const onEnd = () => {
       cleanup()

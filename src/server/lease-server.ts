@@ -88,7 +88,7 @@ export const makeLeaseService = (
     Effect.gen(function*() {
       while (true) {
         const batch = yield* readBatch<LeaseKeepAliveRequest>(call).pipe(
-          Effect.mapError(() => new EtcdError({ code: GrpcCode.Canceled, message: "context canceled" }))
+          Effect.mapError((e) => e instanceof EtcdError ? e : new EtcdError({ code: GrpcCode.Canceled, message: "context canceled" }))
         )
         if (batch === null) return
         const out: Array<LeaseKeepAliveResponseInit> = []

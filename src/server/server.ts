@@ -187,7 +187,7 @@ export const layerServer = (
         const base = serviceDefinition(name)
         // Watch responses leave pre-encoded (src/server/watch-wire.ts); its serializer passes bytes through.
         const checked = withUnmarshalChecks(base, packageDefinition) as grpc.ServiceDefinition
-        const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(base["Watch"]!) } : checked
+        const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(checked["Watch"]!) } : checked
         server.addService(definition, {
           ...refuseMalformed(definition, grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl))) as grpc.UntypedServiceImplementation,
           ...(impl as grpc.UntypedServiceImplementation)

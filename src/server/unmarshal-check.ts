@@ -397,14 +397,16 @@ export class MalformedRequest {
 }
 
 /**
- * The service definition with each unary method's request deserializer checking the body first:
- * a body etcd refuses decodes to a MalformedRequest instead of throwing (grpc-js would answer
- * "Error deserializing request").
+ * The service definition with the request deserializer of each unary method and each client
+ * stream (Watch, LeaseKeepAlive) checking the body first: a body etcd refuses decodes to a
+ * MalformedRequest instead of throwing (grpc-js would answer "Error deserializing request"); on a
+ * stream, the reader ends the call with it (grpc-bridge.ts `readBatch`), as grpc-go's Recv does.
  */
 export const withUnmarshalChecks = (
   definition: Record<string, {
     readonly path: string
     readonly requestStream: boolean
+    readonly responseStream: boolean
     readonly requestDeserialize: (b: Buffer) => unknown
     readonly requestType?: { readonly type?: { readonly name?: string } }
   }>,
@@ -417,7 +419,9 @@ export const withUnmarshalChecks = (
     const pkg = def.path.slice(1, def.path.indexOf("/", 1)).replace(/\.[^.]*$/, "")
     const simple = def.requestType?.type?.name
     const typeName = simple === undefined ? undefined : `${pkg}.${simple}`
-    if (def.requestStream || typeName === undefined || packageDefinition[typeName] === undefined) {
+    // a server stream's one request (Snapshot) is left to its handler
+    const serverStreamOnly = def.responseStream && !def.requestStream
+    if (serverStreamOnly || typeName === undefined || packageDefinition[typeName] === undefined) {
       out[method] = def
       continue
     }

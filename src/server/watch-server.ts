@@ -26,7 +26,7 @@
  */
 import type * as grpc from "@grpc/grpc-js"
 import { type Chunk, Deferred, Duration, Effect, Mailbox, Random, type Scope } from "effect"
-import { type EtcdError, Errors } from "../errors.js"
+import { EtcdError, Errors } from "../errors.js"
 import { isCreate } from "../mvcc/key-value.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import type {
@@ -372,7 +372,8 @@ export const serverWatchStream = (
         for (const req of batch) yield* handle(req)
       }
     }).pipe(
-      Effect.catchAll(() => Deferred.fail(ended, Errors.watchCanceled()))
+      // a request etcd cannot decode ends the stream with grpc-go's INTERNAL status; a broken read, canceled
+      Effect.catchAll((e) => Deferred.fail(ended, e instanceof EtcdError ? e : Errors.watchCanceled()))
     )
 
     const pump = Effect.gen(function*() {
