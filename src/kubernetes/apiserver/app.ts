@@ -179,6 +179,9 @@ export const makeApp = (ctx: AppContext): Effect.Effect<HttpServerResponse.HttpS
     if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
     return yield* resource(ctx, req, url, info).pipe(Effect.catchAll((e) => Effect.succeed(statusResponse(e))))
   }).pipe(
+    // the platform runs apps uninterruptibly: timeouts inside (the cache's 3 s freshness wait) and
+    // client disconnects must be able to interrupt the handler
+    Effect.interruptible,
     Effect.catchAllCause((cause) =>
       Cause.isInterruptedOnly(cause)
         ? Effect.failCause(cause as Cause.Cause<never>)

@@ -11,7 +11,7 @@ import { Deferred, Duration, Effect, Either, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import { make as makeClient } from "../../client/client.js"
+import { type EtcdClientService, make as makeClient } from "../../client/client.js"
 import { serve as serveEtcd } from "../../server/server.js"
 import { normalizePathPrefix } from "../storage/etcd3/store.js"
 import { encryptCheck } from "../storage/value/identity.js"
@@ -35,6 +35,8 @@ export interface RunningApiServer {
   readonly metrics: ApiMetrics
   /** the etcd endpoints it uses (the embedded server's when --etcd-servers is empty) */
   readonly etcdEndpoints: ReadonlyArray<string>
+  /** its etcd client (compaction in tests and tools) */
+  readonly client: EtcdClientService
 }
 
 const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
@@ -142,5 +144,5 @@ export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<Run
       serverAddress: () => `${hostForUrl}:${port}`,
       ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight)
     }))
-    return { url, port, registry, metrics, etcdEndpoints: endpoints }
+    return { url, port, registry, metrics, etcdEndpoints: endpoints, client }
   })
