@@ -161,3 +161,27 @@ export const watch = (base: string, path: string, agent?: http.Agent): WatchRead
   reader.response.catch(() => {})
   return reader
 }
+
+/** A CRD of example.com (a schema-less version v1; optional printer column Size = .spec.size). */
+export const widgetCRD = (opts: { plural?: string; scope?: "Namespaced" | "Cluster"; columns?: boolean } = {}) => {
+  const plural = opts.plural ?? "widgets"
+  const kind = plural[0]!.toUpperCase() + plural.slice(1, -1)
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: { name: `${plural}.example.com` },
+    spec: {
+      group: "example.com",
+      scope: opts.scope ?? "Namespaced",
+      names: { plural, singular: plural.slice(0, -1), kind, shortNames: [plural.slice(0, 2)] },
+      versions: [{
+        name: "v1",
+        served: true,
+        storage: true,
+        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+        ...(opts.columns === true ? { additionalPrinterColumns: [{ name: "Size", type: "integer", jsonPath: ".spec.size" }] } : {})
+      }]
+    }
+  }
+}
+

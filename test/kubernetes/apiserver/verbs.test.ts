@@ -9,29 +9,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { startInProcess } from "../../server/support/in-process.js"
-import { configMap, newNamespace, onApiServer, request, startApiServer } from "./support.js"
-
-export const widgetCRD = (opts: { plural?: string; scope?: "Namespaced" | "Cluster"; columns?: boolean } = {}) => {
-  const plural = opts.plural ?? "widgets"
-  const kind = plural[0]!.toUpperCase() + plural.slice(1, -1)
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.example.com` },
-    spec: {
-      group: "example.com",
-      scope: opts.scope ?? "Namespaced",
-      names: { plural, singular: plural.slice(0, -1), kind, shortNames: [plural.slice(0, 2)] },
-      versions: [{
-        name: "v1",
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        ...(opts.columns === true ? { additionalPrinterColumns: [{ name: "Size", type: "integer", jsonPath: ".spec.size" }] } : {})
-      }]
-    }
-  }
-}
+import { configMap, newNamespace, onApiServer, request, startApiServer, widgetCRD } from "./support.js"
 
 const until = async (f: () => Promise<boolean>, ms = 1000): Promise<number> => {
   const t = Date.now()
