@@ -3,15 +3,29 @@
  * program: apply -f of a CRD and of objects, get (Table), get -o json, get -w printing changes,
  * delete, get --raw of a watch with bookmarks; SIGTERM stops it with exit 0.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureBuilt, mainJs } from "../../server/support/process.js"
 
-const KUBECTL = "/usr/bin/kubectl"
+const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => fs.existsSync(p)) ?? "/usr/bin/kubectl"
 const hasKubectl = fs.existsSync(KUBECTL)
+
+/**
+ * kubectl before 1.27 (Debian bookworm's kubernetes-client is 1.20) validates `apply` with the
+ * protobuf OpenAPI v2 document, which this server does not serve (it serves OpenAPI v3 as JSON,
+ * what newer kubectl uses): those run apply with --validate=false.
+ */
+const kubectlMinor = (): number => {
+  try {
+    const out = execFileSync(KUBECTL, ["version", "--client", "-o", "json"], { encoding: "utf8" })
+    return Number(JSON.parse(out).clientVersion.minor.replace(/\D/g, ""))
+  } catch {
+    return 0
+  }
+}
 
 describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kubectl", () => {
   let proc: ChildProcess
@@ -25,6 +39,8 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
         resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr }))
       if (input !== undefined) child.stdin!.end(input)
     })
+
+  const apply = (file: string) => kubectl(["apply", ...(kubectlMinor() < 27 ? ["--validate=false"] : []), "-f", file])
 
   const write = (name: string, text: string) => {
     const p = path.join(home, name)
@@ -85,10 +101,10 @@ data: {a: b}
 `
 
   it("apply -f a CRD and objects; get (Table with the CRD's columns), get by short name, get -o json; apply again configures", async () => {
-    const c = await kubectl(["apply", "-f", write("crd.yaml", crd)])
+    const c = await apply(write("crd.yaml", crd))
     expect(c.stderr).toBe("")
     expect(c.stdout.trim()).toBe("customresourcedefinition.apiextensions.k8s.io/widgets.example.com created")
-    const o = await kubectl(["apply", "-f", write("objs.yaml", objects(3))])
+    const o = await apply(write("objs.yaml", objects(3)))
     expect(o.stdout.trim().split("\n")).toEqual(["widget.example.com/w1 created", "configmap/cm1 created"])
     const get = await kubectl(["get", "widgets"])
     expect(get.stdout.split("\n")[0]!.split(/\s+/)).toEqual(["NAME", "SIZE"])
@@ -98,7 +114,7 @@ data: {a: b}
     expect(w).toMatchObject({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w1", namespace: "default", generation: 1 }, spec: { size: 3 } })
     const cms = await kubectl(["get", "cm", "-l", "app=demo"])
     expect(cms.stdout).toMatch(/^NAME\s+DATA\s+AGE\ncm1\s+1\s+\d+s\n$/)
-    const again = await kubectl(["apply", "-f", write("objs.yaml", objects(4))])
+    const again = await apply(write("objs.yaml", objects(4)))
     expect(again.stdout.trim().split("\n")).toEqual(["widget.example.com/w1 configured", "configmap/cm1 unchanged"])
     const after = JSON.parse((await kubectl(["get", "widget", "w1", "-o", "json"])).stdout)
     expect(after.spec.size).toBe(4)
@@ -120,7 +136,7 @@ data: {a: b}
     }
     try {
       await waitFor(/ADDED\s+cm1/)
-      await kubectl(["apply", "-f", write("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm2}\ndata: {x: '1', y: '2'}\n")])
+      await apply(write("cm2.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm2}\ndata: {x: '1', y: '2'}\n"))
       await waitFor(/ADDED\s+cm2\s+2/)
       await kubectl(["delete", "configmap", "cm2"])
       await waitFor(/DELETED\s+cm2/)
