@@ -120,7 +120,7 @@ export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<Run
     const host = config.bindAddress.replace(/^\[(.*)\]$/, "$1")
     const server = yield* NodeHttpServer.make(
       () => (node = tlsCert !== undefined ? (Https.createServer({ cert: tlsCert, key: tlsKey }) as unknown as Http.Server) : Http.createServer()),
-      { host, port: config.port }
+      { host, port: config.port, backlog: 4096 }
     ).pipe(
       Effect.mapError((e) => {
         const code = (e.cause as { code?: string } | undefined)?.code

@@ -7,9 +7,9 @@ import * as http from "node:http"
 import { describe, expect, it } from "vitest"
 import { configMap, newNamespace, request, startApiServer } from "./support.js"
 
-const WATCHERS = 5000
+const WATCHERS = Number(process.env["APISERVER_WATCHERS"] ?? "5000")
 const GROUPS = 10
-const WRITES = 120
+const WRITES = 60
 const INTERVAL_MS = 20
 
 interface Seen {
@@ -48,6 +48,7 @@ describe("apiserver: many HTTP watchers", () => {
       const collection = `/api/v1/namespaces/${ns}/configmaps`
       const rv = (await request(server.url, "GET", collection)).body.metadata.resourceVersion
       const seen: Array<Seen> = []
+      const t0 = Date.now()
       const base = `${server.url}${collection}?watch=1&resourceVersion=${rv}`
       for (let start = 0; start < WATCHERS; start += 500) {
         const batch: Array<Promise<http.ClientRequest>> = []
@@ -59,6 +60,7 @@ describe("apiserver: many HTTP watchers", () => {
         }
         requests.push(...(await Promise.all(batch)))
       }
+      const opened = Date.now()
       // the writes, at a fixed rate; what each selection must see, in order
       const all: Array<string> = []
       const byGroup: Array<Array<string>> = Array.from({ length: GROUPS }, () => [])
@@ -94,12 +96,14 @@ describe("apiserver: many HTTP watchers", () => {
         const wait = INTERVAL_MS - (Date.now() - started)
         if (wait > 0) await new Promise((r) => setTimeout(r, wait))
       }
-      // every watcher reaches its expected count
+      const written = Date.now()
       const expectedFor = (i: number) => (i % 5 === 4 ? all : byGroup[i % GROUPS]!)
+      // every watcher reaches its expected count
       const deadline = Date.now() + 60_000
       while (seen.some((s, i) => s.events.length < expectedFor(i).length) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100))
       }
+      if (process.env["APISERVER_WATCHERS_DEBUG"] !== undefined) console.log({ opened: opened - t0, written: written - opened, delivered: Date.now() - written })
       // DELETED RVs are the deletion's: take them from the first all-watcher, and check they increase
       const reference = seen[4]!.events
       const resolve = (xs: Array<string>) => xs.map((x) => (x.endsWith(" ?") ? reference.find((r) => r.startsWith(x.slice(0, -1)))! : x))
@@ -121,5 +125,5 @@ describe("apiserver: many HTTP watchers", () => {
       agent.destroy()
       await server.close()
     }
-  }, 240_000)
+  }, 480_000)
 })
