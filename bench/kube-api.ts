@@ -181,7 +181,10 @@ const main = async () => {
       for (const watchers of WATCHER_COUNTS) {
         const etcd = await start()
         try {
-          rows.push(await run(etcd, watchers))
+          const row = await run(etcd, watchers)
+          rows.push(row)
+          // each row as soon as it is measured (a long run can be cut short)
+          console.error(JSON.stringify(row))
         } finally {
           await etcd.stop()
         }
