@@ -9,6 +9,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect } from "effect"
 import { clientCommands } from "./commands/index.js"
+import { apiserver } from "./apiserver.js"
 import { serve } from "./serve.js"
 
 // grpc-js gives TLS the endpoint as server name even when it is an IP address, and Node then
@@ -24,7 +25,7 @@ process.emitWarning = ((...args: Array<unknown>) => {
 
 const root = Command.make("etcd-effect").pipe(
   Command.withDescription("etcd's v3 API and watch, on Effect"),
-  Command.withSubcommands([serve, ...clientCommands])
+  Command.withSubcommands([serve, apiserver, ...clientCommands])
 )
 
 const cli = Command.run(root, { name: "etcd-effect", version: "0.1.0" })

@@ -85,6 +85,14 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", fields) {}
 /** 503 ServiceUnavailable (etcd unreachable). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+/** 405 MethodNotAllowed: a verb the resource does not support. */
+export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields) {}
+/** 406 NotAcceptable: no media type of the Accept header can be served. */
+export class NotAcceptable extends Schema.TaggedError<NotAcceptable>()("NotAcceptable", fields) {}
+/** 413 RequestEntityTooLarge: a request body above the apiserver's limit (3 MiB). */
+export class RequestEntityTooLarge extends Schema.TaggedError<RequestEntityTooLarge>()("RequestEntityTooLarge", fields) {}
+/** 415 UnsupportedMediaType: a body (e.g. a patch) of a content type the endpoint does not take. */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {}
 
 export type StatusError =
   | NotFound
@@ -99,6 +107,10 @@ export type StatusError =
   | TooManyRequests
   | Timeout
   | ServiceUnavailable
+  | MethodNotAllowed
+  | NotAcceptable
+  | RequestEntityTooLarge
+  | UnsupportedMediaType
 
 const codes: Record<StatusError["_tag"], number> = {
   NotFound: 404,
@@ -112,7 +124,11 @@ const codes: Record<StatusError["_tag"], number> = {
   StoreReadError: 500,
   TooManyRequests: 429,
   Timeout: 504,
-  ServiceUnavailable: 503
+  ServiceUnavailable: 503,
+  MethodNotAllowed: 405,
+  NotAcceptable: 406,
+  RequestEntityTooLarge: 413,
+  UnsupportedMediaType: 415
 }
 
 export const isStatusError = (u: unknown): u is StatusError =>
@@ -159,6 +175,14 @@ export const fromStatus = (s: Status): StatusError => {
       return new Timeout(make)
     case "ServiceUnavailable":
       return new ServiceUnavailable(make)
+    case "MethodNotAllowed":
+      return new MethodNotAllowed(make)
+    case "NotAcceptable":
+      return new NotAcceptable(make)
+    case "RequestEntityTooLarge":
+      return new RequestEntityTooLarge(make)
+    case "UnsupportedMediaType":
+      return new UnsupportedMediaType(make)
     default:
       return new InternalError(make)
   }

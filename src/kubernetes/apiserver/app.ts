@@ -1,0 +1,195 @@
+/**
+ * The HTTP handler chain (the apiserver's handler chain minus authn/authz): request info from the
+ * URL, discovery and health for non-resource paths, the verb handlers for resources, every error
+ * as a Status (a defect as a 500 Status, never a dropped connection), and apiserver_request_total
+ * / apiserver_longrunning_requests for each request.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Cause, Effect } from "effect"
+import { MethodNotAllowed, newInternalError, NotAcceptable, type StatusError } from "../api/status.js"
+import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, versionInfo } from "./discovery.js"
+import { create } from "./handlers/create.js"
+import { deleteCollection, deleteOne } from "./handlers/delete.js"
+import { get } from "./handlers/get.js"
+import { list } from "./handlers/list.js"
+import { patch } from "./handlers/patch.js"
+import { makeScope, type RequestScope } from "./handlers/scope.js"
+import { update } from "./handlers/update.js"
+import { watch } from "./handlers/watch.js"
+import type { ApiMetrics, RequestLabels } from "./metrics.js"
+import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.js"
+import { listQuery } from "./query.js"
+import type { ResourceRegistry } from "./registry.js"
+import { requestInfo, type ResourceRequest } from "./request-info.js"
+import { json, notFoundResource, statusResponse } from "./response.js"
+import { wantsTable } from "./table.js"
+
+export interface AppContext {
+  readonly registry: ResourceRegistry
+  readonly metrics: ApiMetrics
+  /** host:port clients reach this server at (APIVersions.serverAddressByClientCIDRs) */
+  readonly serverAddress: () => string
+  /** /readyz: etcd answers */
+  readonly ready: Effect.Effect<boolean>
+}
+
+const TEXT = "text/plain; charset=utf-8"
+const ok = HttpServerResponse.text("ok", { contentType: TEXT, headers: { "x-content-type-options": "nosniff" } })
+
+const acceptable = (accept: string | undefined): boolean =>
+  accept === undefined || accept === "" ||
+  accept.split(",").some((r) => {
+    const t = r.split(";")[0]!.trim().toLowerCase()
+    return t === "application/json" || t === "*/*" || t === "application/*" || t === ""
+  })
+
+const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
+  const p = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
+  const parts = p.split("/").filter((x) => x !== "")
+  switch (p) {
+    case "/":
+      return Effect.succeed(json({
+        paths: ["/api", "/api/v1", "/apis", ...apiGroupList(ctx.registry).groups.flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${v.groupVersion}`)]), "/healthz", "/livez", "/metrics", "/readyz", "/version"]
+      }))
+    case "/api":
+      return Effect.succeed(json(apiVersions(ctx.serverAddress())))
+    case "/apis":
+      return Effect.succeed(json(apiGroupList(ctx.registry)))
+    case "/version":
+      return Effect.succeed(json(versionInfo()))
+    case "/healthz":
+    case "/livez":
+      return Effect.succeed(ok)
+    case "/readyz":
+      return Effect.map(ctx.ready, (r) =>
+        r ? ok : HttpServerResponse.text("[-]etcd failed: reason withheld\nreadyz check failed", { status: 500, contentType: TEXT }))
+    case "/metrics":
+      return Effect.sync(() => HttpServerResponse.text(ctx.metrics.text(), { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+  }
+  if (p === "/openapi/v3") return Effect.succeed(json(openApiV3Index(ctx.registry)))
+  if (p === "/openapi/v2") return Effect.succeed(json(openApiV2(ctx.registry)))
+  if (parts[0] === "openapi" && parts[1] === "v3") {
+    const doc = openApiV3Document(ctx.registry, parts.slice(2).join("/"))
+    if (doc !== undefined) return Effect.succeed(json(doc))
+  }
+  if (parts[0] === "api" && parts.length === 2) {
+    const l = apiResourceList(ctx.registry, "", parts[1]!)
+    if (l !== undefined) return Effect.succeed(json(l))
+  }
+  if (parts[0] === "apis" && parts.length === 2) {
+    const g = apiGroupOf(ctx.registry, parts[1]!)
+    if (g !== undefined) return Effect.succeed(json(g))
+  }
+  if (parts[0] === "apis" && parts.length === 3) {
+    const l = apiResourceList(ctx.registry, parts[1]!, parts[2]!)
+    if (l !== undefined) return Effect.succeed(json(l))
+  }
+  return Effect.succeed(statusResponse(notFoundResource()))
+}
+
+const scopeLabel = (r: ResourceRequest, namespaced: boolean): string =>
+  r.name !== undefined ? "resource" : namespaced && r.namespace !== undefined ? "namespace" : "cluster"
+
+const dispatch = (s: RequestScope, r: ResourceRequest, labels: RequestLabels, ctx: AppContext) =>
+  Effect.gen(function*() {
+    switch (r.verb) {
+      case "get":
+        return yield* get(s, r.name!)
+      case "list":
+        return yield* list(s, yield* listQuery(s.url.searchParams, false))
+      case "watch":
+        return yield* watch(s, yield* listQuery(s.url.searchParams, true), ctx.metrics.longrunningCell(labels))
+      case "create":
+        return yield* create(s)
+      case "update":
+        return yield* update(s, r.name!)
+      case "patch":
+        return yield* patch(s, r.name!)
+      case "delete":
+        return yield* deleteOne(s, r.name!)
+      case "deletecollection":
+        return yield* deleteCollection(s)
+    }
+  })
+
+const resource = (
+  ctx: AppContext,
+  req: HttpServerRequest.HttpServerRequest,
+  url: URL,
+  r: ResourceRequest
+): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
+  Effect.gen(function*() {
+    const served = ctx.registry.lookup(r.group, r.version, r.resource)
+    if (served === undefined || r.subresource !== undefined) return yield* Effect.fail(notFoundResource())
+    const info = served.info
+    // a namespaced object needs its namespace; a create needs a namespace (or a cluster-scoped resource)
+    if (info.namespaced && r.namespace === undefined && (r.name !== undefined || r.verb === "create")) {
+      return yield* Effect.fail(notFoundResource())
+    }
+    if (!info.namespaced && r.namespace !== undefined && !(info.group === "" && info.plural === "namespaces")) {
+      return yield* Effect.fail(notFoundResource())
+    }
+    const accept = req.headers["accept"]
+    const table = wantsTable(accept)
+    if (!table && !acceptable(accept)) {
+      return yield* Effect.fail(
+        new NotAcceptable({ message: "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io" })
+      )
+    }
+    const labels: RequestLabels = {
+      verb: metricVerb(r.verb),
+      group: r.group,
+      version: r.version,
+      resource: r.resource,
+      subresource: "",
+      scope: scopeLabel(r, info.namespaced)
+    }
+    const s = makeScope(served, r.version, r.namespace, r.name, { url, request: req, table, metrics: ctx.metrics, registry: ctx.registry })
+    const res = yield* dispatch(s, r, labels, ctx).pipe(
+      Effect.tapError((e) => Effect.sync(() => ctx.metrics.request(labels, statusOf(e))))
+    )
+    ctx.metrics.request(labels, res.status)
+    return res
+  })
+
+/** The verb label: the HTTP method, or LIST / WATCH / DELETECOLLECTION for those request verbs. */
+const metricVerb = (v: ResourceRequest["verb"]): string => {
+  switch (v) {
+    case "create":
+      return "POST"
+    case "update":
+      return "PUT"
+    default:
+      return v.toUpperCase()
+  }
+}
+
+const statusOf = (e: StatusError): number => statusResponse(e).status
+
+/** The apiserver as an HttpApp. */
+export const makeApp = (ctx: AppContext): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function*() {
+    const req = yield* HttpServerRequest.HttpServerRequest
+    const url = new URL(req.url, "http://localhost")
+    const info = requestInfo(req.method, url)
+    if (info._tag === "BadMethod") {
+      return statusResponse(new MethodNotAllowed({ message: `the server does not allow this method on the requested resource` }))
+    }
+    if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
+    return yield* resource(ctx, req, url, info).pipe(Effect.catchAll((e) => Effect.succeed(statusResponse(e))))
+  }).pipe(
+    // the platform runs apps uninterruptibly: timeouts inside (the cache's 3 s freshness wait) and
+    // client disconnects must be able to interrupt the handler
+    Effect.interruptible,
+    Effect.catchAllCause((cause) =>
+      Cause.isInterruptedOnly(cause)
+        ? Effect.failCause(cause as Cause.Cause<never>)
+        : Effect.zipRight(
+          Effect.logError("apiserver: request failed", cause),
+          Effect.succeed(statusResponse(newInternalError(Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause)))))
+        )
+    )
+  )
+
+

@@ -1,0 +1,79 @@
+/**
+ * The apiserver's own metrics on /metrics (Prometheus text 0.0.4), with upstream's names and
+ * labels: apiserver_request_total, apiserver_longrunning_requests, apiserver_watch_events_total.
+ * Plain counters in maps: the watch path adds to a counter cell per chunk, no Effect per event.
+ */
+
+/** A counter or gauge cell, held by whoever updates it. */
+export interface Cell {
+  n: number
+}
+
+type Labels = Readonly<Record<string, string>>
+
+const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
+const render = (labels: Labels) =>
+  Object.keys(labels).sort().map((k) => `${k}="${escape(labels[k]!)}"`).join(",")
+
+class Family {
+  private readonly cells = new Map<string, Cell>()
+  constructor(readonly name: string, readonly help: string, readonly type: "counter" | "gauge") {}
+  cell(labels: Labels): Cell {
+    const key = render(labels)
+    let c = this.cells.get(key)
+    if (c === undefined) this.cells.set(key, (c = { n: 0 }))
+    return c
+  }
+  write(out: Array<string>): void {
+    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} ${this.type}`)
+    for (const [k, c] of this.cells) out.push(`${this.name}{${k}} ${c.n}`)
+  }
+}
+
+export interface RequestLabels {
+  readonly verb: string
+  readonly group: string
+  readonly version: string
+  readonly resource: string
+  readonly subresource: string
+  /** "resource" (a named object), "namespace", "cluster", or "" for non-resource requests */
+  readonly scope: string
+}
+
+export class ApiMetrics {
+  readonly requestTotal = new Family(
+    "apiserver_request_total",
+    "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.",
+    "counter"
+  )
+  readonly longrunning = new Family(
+    "apiserver_longrunning_requests",
+    "[STABLE] Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.",
+    "gauge"
+  )
+  readonly watchEvents = new Family(
+    "apiserver_watch_events_total",
+    "[ALPHA] Number of events sent in watch clients",
+    "counter"
+  )
+
+  request(l: RequestLabels, code: number): void {
+    this.requestTotal.cell({ ...l, component: "apiserver", dry_run: "", code: String(code) }).n++
+  }
+
+  longrunningCell(l: RequestLabels): Cell {
+    return this.longrunning.cell({ ...l, component: "apiserver" })
+  }
+
+  watchEventsCell(group: string, version: string, resource: string): Cell {
+    return this.watchEvents.cell({ group, version, resource })
+  }
+
+  text(): string {
+    const out: Array<string> = []
+    this.requestTotal.write(out)
+    this.longrunning.write(out)
+    this.watchEvents.write(out)
+    return out.join("\n") + "\n"
+  }
+}

@@ -1,0 +1,148 @@
+/**
+ * The program behind `etcd-effect apiserver` (cmd/kube-apiserver's server, reduced to the
+ * resource API): reach etcd (or start an embedded etcd-effect server), load the encryption
+ * configuration, build one Storage (a Cacher over the etcd3 store, or the store alone) per served
+ * resource, bootstrap the system namespaces, serve the CRDs stored in etcd, and listen on
+ * @effect/platform's HTTP server (HTTPS with --tls-cert-file). Everything lives in the caller's
+ * scope: closing it ends the watches, stops listening, closes the storages and the etcd client.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { Deferred, Duration, Effect, Either, type Scope } from "effect"
+import * as fs from "node:fs"
+import * as Http from "node:http"
+import * as Https from "node:https"
+import { type EtcdClientService, make as makeClient } from "../../client/client.js"
+import { serve as serveEtcd } from "../../server/server.js"
+import { normalizePathPrefix } from "../storage/etcd3/store.js"
+import { encryptCheck } from "../storage/value/identity.js"
+import { loadEncryptionConfig } from "../storage/value/encryption-config.js"
+import { makeApp } from "./app.js"
+import { type ApiServerConfig, ApiServerError, defaultApiServerConfig } from "./config.js"
+import { crdResource, runCrdController } from "./crd.js"
+import { ApiMetrics } from "./metrics.js"
+import { prepareCreate } from "./object-rest.js"
+import { ResourceRegistry } from "./registry.js"
+import { configmaps, keyOf, namespaces, secrets } from "./resources.js"
+import { makeResourceStorage } from "./storage-factory.js"
+
+export { type ApiServerConfig, ApiServerError, defaultApiServerConfig } from "./config.js"
+
+export interface RunningApiServer {
+  /** the URL it serves on (http://127.0.0.1:8080) */
+  readonly url: string
+  readonly port: number
+  readonly registry: ResourceRegistry
+  readonly metrics: ApiMetrics
+  /** the etcd endpoints it uses (the embedded server's when --etcd-servers is empty) */
+  readonly etcdEndpoints: ReadonlyArray<string>
+  /** its etcd client (compaction in tests and tools) */
+  readonly client: EtcdClientService
+}
+
+const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
+
+const readFile = (flag: string, path: string | undefined) =>
+  Effect.try({
+    try: () => (path === undefined ? undefined : fs.readFileSync(path)),
+    catch: (e) => new ApiServerError({ reason: "BadConfig", message: `${flag}: ${e instanceof Error ? e.message : String(e)}` })
+  })
+
+export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<RunningApiServer, ApiServerError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const config: ApiServerConfig = { ...defaultApiServerConfig, ...options }
+    if (config.port < 0 || config.port > 65535) {
+      return yield* new ApiServerError({ reason: "BadConfig", message: `--port ${config.port} must be between 0 and 65535` })
+    }
+    if (config.defaultWatchCacheSize < 0) {
+      return yield* new ApiServerError({ reason: "BadConfig", message: "--default-watch-cache-size must not be negative" })
+    }
+    if ((config.tlsCertFile === undefined) !== (config.tlsPrivateKeyFile === undefined)) {
+      return yield* new ApiServerError({ reason: "BadConfig", message: "--tls-cert-file and --tls-private-key-file must be given together" })
+    }
+    const transformers = config.encryptionProviderConfig === undefined
+      ? { transformerFor: () => encryptCheck }
+      : yield* Effect.mapError(loadEncryptionConfig(config.encryptionProviderConfig), (e) =>
+        new ApiServerError({ reason: "BadConfig", message: e.message }))
+    const ca = yield* readFile("--etcd-cafile", config.etcdCafile)
+    const cert = yield* readFile("--etcd-certfile", config.etcdCertfile)
+    const key = yield* readFile("--etcd-keyfile", config.etcdKeyfile)
+    const tlsCert = yield* readFile("--tls-cert-file", config.tlsCertFile)
+    const tlsKey = yield* readFile("--tls-private-key-file", config.tlsPrivateKeyFile)
+
+    // etcd: the given servers, or one in this process
+    let endpoints = config.etcdServers
+    if (endpoints.length === 0) {
+      const member = yield* serveEtcd({ listenClientUrls: ["http://127.0.0.1:0"], dataDir: config.dataDir }).pipe(
+        Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `embedded etcd: ${e.message}` }))
+      )
+      endpoints = member.endpoints
+    }
+    const tls = ca !== undefined || cert !== undefined ? { ca, cert, key } : undefined
+    const client = yield* makeClient({ endpoints, dialTimeout: Duration.seconds(5), tls }).pipe(
+      Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `etcd ${endpoints.join(",")}: ${e.message}` }))
+    )
+
+    const etcdPrefix = normalizePathPrefix(config.etcdPrefix)
+    const registry = new ResourceRegistry((info) =>
+      makeResourceStorage({
+        client,
+        etcdPrefix,
+        watchCache: config.watchCache,
+        defaultWatchCacheSize: config.defaultWatchCacheSize,
+        transformerFor: transformers.transformerFor
+      }, info)
+    )
+    yield* Effect.addFinalizer(() => registry.close())
+    for (const info of [namespaces, configmaps, secrets, crdResource]) yield* registry.put(info)
+
+    // the system namespaces (the bootstrap controller's job)
+    const ns = registry.byGroupResource("", "namespaces")!.storage
+    for (const name of SYSTEM_NAMESPACES) {
+      const obj = yield* Effect.orDie(prepareCreate(namespaces, "v1", undefined, { metadata: { name } }))
+      yield* ns.create(keyOf(namespaces, undefined, name), obj).pipe(
+        Effect.catchTag("AlreadyExists", () => Effect.void),
+        Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `bootstrap namespace ${name}: ${e.message}` }))
+      )
+    }
+
+    // the CRDs stored in etcd are served before the server listens
+    const synced = yield* Deferred.make<void>()
+    yield* Effect.forkScoped(runCrdController({
+      registry,
+      crds: registry.byGroupResource(crdResource.group, crdResource.plural)!.storage,
+      client,
+      etcdPrefix
+    }, synced))
+    yield* Deferred.await(synced)
+
+    const metrics = new ApiMetrics()
+    let node: Http.Server | undefined
+    const host = config.bindAddress.replace(/^\[(.*)\]$/, "$1")
+    const server = yield* NodeHttpServer.make(
+      () => (node = tlsCert !== undefined ? (Https.createServer({ cert: tlsCert, key: tlsKey }) as unknown as Http.Server) : Http.createServer()),
+      { host, port: config.port, backlog: 4096 }
+    ).pipe(
+      Effect.mapError((e) => {
+        const code = (e.cause as { code?: string } | undefined)?.code
+        return new ApiServerError({
+          reason: "Listen",
+          message: code === "EADDRINUSE"
+            ? `failed to listen on ${host}:${config.port}: listen tcp ${host}:${config.port}: bind: address already in use`
+            : `failed to listen on ${host}:${config.port}: ${String((e.cause as Error | undefined)?.message ?? e.cause)}`
+        })
+      })
+    )
+    // runs before the platform's close, which waits for every connection: watches never end by themselves
+    yield* Effect.addFinalizer(() => Effect.sync(() => node?.closeAllConnections()))
+    const port = server.address._tag === "TcpAddress" ? server.address.port : config.port
+    const hostForUrl = host.includes(":") ? `[${host}]` : host
+    const url = `${tlsCert !== undefined ? "https" : "http"}://${hostForUrl}:${port}`
+    const crds = registry.byGroupResource(crdResource.group, crdResource.plural)!.storage
+    yield* server.serve(makeApp({
+      registry,
+      metrics,
+      serverAddress: () => `${hostForUrl}:${port}`,
+      ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight)
+    }))
+    return { url, port, registry, metrics, etcdEndpoints: endpoints, client }
+  })
