@@ -125,5 +125,5 @@ describe("apiserver: many HTTP watchers", () => {
       agent.destroy()
       await server.close()
     }
-  }, 900_000)
+  })
 })

@@ -1,18 +1,24 @@
 /**
  * endpoints/handlers/watch.go serveWatch: the storage's watch as a chunked NDJSON stream. Errors
  * before the watch exists are ordinary Status responses; afterwards an error is one ERROR event
- * and the stream ends. The headers go out before the first event (an empty first write), the
- * stream ends at `timeoutSeconds` (default 1800 s × (1 + rand), as minRequestTimeout), on client
- * disconnect (the platform interrupts the fiber, which ends the storage watch), or when the
- * resource stops being served.
+ * and the stream ends. The headers go out before the first event, the stream ends at
+ * `timeoutSeconds` (default 1800 s × (1 + rand), as minRequestTimeout), on client disconnect (the
+ * platform interrupts the handler, whose scope ends the storage watch), when the storage ends the
+ * watch (a watcher too slow for the cache is closed, or the resource stops being served).
  *
- * Per event per watcher this does no Effect of its own: each chunk the watch's Stream yields is
- * mapped synchronously to the events' shared bytes (watch-encoder.ts) and counted in a plain cell.
+ * The watch goes straight into the response: a `WatchSink` (storage/watch-sink.ts) that the
+ * Cacher's dispatcher pushes to in its own pass, no fiber woken per event per watcher. Each event's
+ * bytes are shared by every watcher (watch-encoder.ts); writes made in one tick go out corked
+ * together; when the socket's buffer is full the sink says so, and the watcher waits for `drain`
+ * (the cache closes it if that takes longer than its budget allows).
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Chunk, Duration, Effect, Stream } from "effect"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import { Duration, Effect } from "effect"
 import type { StatusError } from "../../api/status.js"
 import type { WatchEvent } from "../../api/watch-event.js"
+import type { WatchHandle, WatchSink } from "../../storage/interfaces.js"
+import { watchInto } from "../../storage/watch-sink.js"
 import type { Cell } from "../metrics.js"
 import type { ListQuery } from "../query.js"
 import { JSON_TYPE } from "../response.js"
@@ -24,7 +30,6 @@ import { listKey, type RequestScope } from "./scope.js"
 /** minRequestTimeout: a watch without timeoutSeconds lasts 30–60 minutes. */
 export const MIN_REQUEST_TIMEOUT_SECONDS = 1800
 
-const EMPTY = new Uint8Array(0)
 const encoder = new TextEncoder()
 
 const tableEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
@@ -38,35 +43,73 @@ export const watch = (
   q: ListQuery,
   longrunning: Cell
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const predicate = yield* predicateOf(s, q)
-    const events = yield* s.served.storage.watch(listKey(s), {
-      resourceVersion: q.resourceVersion,
-      resourceVersionMatch: q.resourceVersionMatch === "NotOlderThan" ? "NotOlderThan" : "",
-      predicate,
-      recursive: true,
-      sendInitialEvents: q.sendInitialEvents
-    })
     const timeoutSeconds = q.timeoutSeconds !== undefined && q.timeoutSeconds > 0
       ? q.timeoutSeconds
       : MIN_REQUEST_TIMEOUT_SECONDS * (1 + Math.random())
     const counter = s.metrics.watchEventsCell(s.info.group, s.version, s.info.plural)
     const encode = s.table ? (e: WatchEvent) => tableEvent(s, e) : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
-    const body = Stream.concat(
-      Stream.succeed(EMPTY),
-      events.pipe(
-        Stream.mapChunks((chunk) => {
-          counter.n += chunk.length
-          const out = new Array<Uint8Array>(chunk.length)
-          let i = 0
-          for (const e of chunk) out[i++] = encode(e)
-          return Chunk.unsafeFromArray(out)
-        })
-      )
-    ).pipe(
-      Stream.interruptAfter(Duration.millis(timeoutSeconds * 1000)),
-      Stream.ensuring(Effect.sync(() => void longrunning.n--))
-    )
+    const res = NodeHttpServerRequest.toServerResponse(s.request)
+
+    let started = false
+    const start = () => {
+      if (started) return
+      started = true
+      res.writeHead(200, { "content-type": JSON_TYPE, "cache-control": "no-cache, private" })
+      res.flushHeaders()
+    }
+    let corked = false
+    const uncork = () => {
+      corked = false
+      res.uncork()
+    }
+    let handle: WatchHandle | undefined
+    const resume = () => handle?.resume()
+    let ended = false
+    let wake: (() => void) | undefined
+    const sink: WatchSink = {
+      push: (events) => {
+        if (res.writableEnded) return true
+        start()
+        if (!corked) {
+          corked = true
+          res.cork()
+          process.nextTick(uncork)
+        }
+        counter.n += events.length
+        let room = true
+        for (const e of events) room = res.write(encode(e))
+        if (!room) res.once("drain", resume)
+        return room
+      },
+      end: () => {
+        ended = true
+        wake?.()
+      }
+    }
+    // a failure here is the request's Status (nothing is written before the watch exists)
+    handle = yield* watchInto(s.served.storage, listKey(s), {
+      resourceVersion: q.resourceVersion,
+      resourceVersionMatch: q.resourceVersionMatch === "NotOlderThan" ? "NotOlderThan" : "",
+      predicate,
+      recursive: true,
+      sendInitialEvents: q.sendInitialEvents
+    }, sink)
     longrunning.n++
-    return HttpServerResponse.stream(body, { contentType: JSON_TYPE, headers: { "cache-control": "no-cache, private" } })
-  })
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        longrunning.n--
+        res.removeListener("drain", resume)
+        if (!res.writableEnded) res.end()
+      })
+    )
+    start()
+    const watchEnded = Effect.async<void>((done) => {
+      if (ended) return done(Effect.void)
+      wake = () => done(Effect.void)
+    })
+    yield* Effect.ignore(Effect.timeout(watchEnded, Duration.millis(timeoutSeconds * 1000)))
+    // already written and ended: the platform sends nothing more
+    return HttpServerResponse.empty()
+  }))
