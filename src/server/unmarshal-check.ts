@@ -27,7 +27,14 @@ interface FieldRule {
   /** repeated numeric: packed (wire type 2) or not (its own wire type) */
   readonly packable: boolean
   readonly message: (() => MessageRule) | undefined
+  /** a varint's Go type, which says what gogo keeps of a long varint */
+  readonly width: Width
 }
+
+type Width = "bool" | "int32" | "uint32" | "64"
+
+const widthOf = (type: string): Width =>
+  type === "TYPE_BOOL" ? "bool" : type === "TYPE_INT32" || type === "TYPE_ENUM" ? "int32" : type === "TYPE_UINT32" ? "uint32" : "64"
 
 export interface MessageRule {
   readonly name: string
@@ -103,7 +110,8 @@ export const makeRules = (definition: protoLoader.PackageDefinition) => {
         goName: goFieldName(f.name),
         kind,
         packable: f.label === "LABEL_REPEATED" && (kind === "varint" || kind === "fixed32" || kind === "fixed64"),
-        message: nested === undefined ? undefined : () => rule(nested)
+        message: nested === undefined ? undefined : () => rule(nested),
+        width: widthOf(f.type)
       })
     }
     return r
@@ -274,6 +282,7 @@ const unmarshal = (rule: MessageRule, buf: Uint8Array, start: number, l: number)
           } else {
             const e3 = readVarint(buf, j, l)
             if (e3 !== undefined) return e3
+            if (field.width !== "64" && vEnd - j > 5) dirty = true
             j = vEnd
           }
         }
@@ -284,6 +293,8 @@ const unmarshal = (rule: MessageRule, buf: Uint8Array, start: number, l: number)
     } else if (wireType === 0) {
       const e2 = readVarint(buf, i, l)
       if (e2 !== undefined) return e2
+      // protobufjs reads a 32-bit field's varint as 5 bytes or 10: anything longer is rewritten
+      if (field.width !== "64" && vEnd - i > 5) dirty = true
       i = vEnd
     } else {
       i += wireType === 1 ? 8 : 4
@@ -322,8 +333,28 @@ const pushVarint = (out: Array<number>, v: bigint | number): void => {
 }
 
 /**
+ * A varint as gogo keeps it for its field's Go type, written so protobufjs reads the same: a bool
+ * is 0 or 1, an int32/enum the low 32 bits (negative: the 10-byte form), a uint32 the low 32
+ * bits. (protobufjs reads a 32-bit varint as 5 bytes or 10, and a 6- to 9-byte one wrongly.)
+ */
+const fieldVarint = (width: Width, v: bigint | number): bigint | number => {
+  switch (width) {
+    case "bool":
+      return v === 0 || v === 0n ? 0 : 1
+    case "int32": {
+      const x = BigInt.asIntN(32, BigInt(v))
+      return x < 0n ? BigInt.asUintN(64, x) : x
+    }
+    case "uint32":
+      return BigInt.asUintN(32, BigInt(v))
+    default:
+      return v
+  }
+}
+
+/**
  * A body gogo accepted, written the way protobufjs reads it as gogo did: known fields with
- * minimal varints, nested messages rewritten, unknown fields dropped (etcd's messages keep no
+ * minimal varints (cut to their Go type's width), nested messages rewritten, unknown fields dropped (etcd's messages keep no
  * unrecognized fields). Only called after `checkUnmarshal` passed, so it meets no errors.
  */
 const rewrite = (rule: MessageRule, buf: Uint8Array, start: number, l: number, out: Array<number>): void => {
@@ -343,7 +374,7 @@ const rewrite = (rule: MessageRule, buf: Uint8Array, start: number, l: number, o
     if (wireType === 0) {
       readVarint(buf, i, l)
       i = vEnd
-      pushVarint(out, vBig ?? vNum)
+      pushVarint(out, fieldVarint(field.width, vBig ?? vNum))
     } else if (wireType === 1 || wireType === 5) {
       const n = wireType === 1 ? 8 : 4
       for (let k = 0; k < n; k++) out.push(buf[i + k]!)
@@ -369,7 +400,7 @@ const rewrite = (rule: MessageRule, buf: Uint8Array, start: number, l: number, o
           } else {
             readVarint(buf, j, l)
             j = vEnd
-            pushVarint(inner, vBig ?? vNum)
+            pushVarint(inner, fieldVarint(field.width, vBig ?? vNum))
           }
         }
         pushVarint(out, inner.length)

@@ -13,7 +13,7 @@ import { it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { packageDefinition } from "../../src/proto/load.js"
-import { canonical, checkUnmarshal, goFieldName, makeRules } from "../../src/server/unmarshal-check.js"
+import { canonical, checkUnmarshal, goFieldName, makeRules, needsCanonical } from "../../src/server/unmarshal-check.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
 import { type InProcessServer, startInProcess } from "./support/in-process.js"
 
@@ -291,6 +291,22 @@ describe("checkUnmarshal", () => {
     },
     { fastCheck: { numRuns: 2000 } }
   )
+
+  it("a 32-bit field's long varint is cut to its Go type, so protobufjs reads what gogo keeps", () => {
+    const decode = (type: string, b: Buffer) => (packageDefinition[`etcdserverpb.${type}`] as unknown as { deserialize: (b: Buffer) => any }).deserialize(b)
+    // PutRequest{key: "k", prev_kv: <a 6-byte varint of 7 << 35>}: gogo's bool is true
+    const put = Buffer.from([0x0a, 0x01, 0x6b, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x07])
+    const putRule = rule("etcdserverpb.PutRequest")
+    expect(checkUnmarshal(putRule, put)).toBeUndefined()
+    expect(needsCanonical()).toBe(true)
+    expect(decode("PutRequest", canonical(putRule, put))).toMatchObject({ key: Buffer.from("k"), prev_kv: true })
+    // RangeRequest{sort_order: 2^35 + 1 in 6 bytes}: an enum (int32) keeps the low 32 bits, 1
+    const range = Buffer.from([0x28, 0x81, 0x80, 0x80, 0x80, 0x80, 0x01])
+    const rangeRule = rule("etcdserverpb.RangeRequest")
+    expect(checkUnmarshal(rangeRule, range)).toBeUndefined()
+    expect(needsCanonical()).toBe(true)
+    expect(decode("RangeRequest", canonical(rangeRule, range)).sort_order).toBe(1)
+  })
 
   it("names fields as protoc-gen-go does", () => {
     expect(["range_end", "ID", "TTL", "peerURLs", "keys_only", "memberID"].map(goFieldName))
