@@ -95,7 +95,71 @@ describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
     expect(theirs2).toBeUndefined()
     expect(mine2).toBeUndefined()
   }, 20_000)
+
+  it("--grpc-keepalive-min-time: pings while a watch streams (a grpc-go client's BDP pings) are not too many, as on etcd", async () => {
+    const putter = (endpoint: string) => {
+      const kv = rawClient("KV", endpoint)
+      let i = 0
+      return { put: () => call(kv, "Put", { key: Buffer.from(`/ka/${i++ % 5}`), value: Buffer.from("v") }), close: () => kv.close() }
+    }
+    const [a, b] = [putter(etcd.endpoint), putter(ours.endpoint)]
+    const [theirs, mine] = await Promise.all([pingWhileStreaming(etcd.endpoint, 6, a.put), pingWhileStreaming(ours.endpoint, 6, b.put)])
+    a.close()
+    b.close()
+    expect(theirs).toBeUndefined()
+    expect(mine).toEqual(theirs)
+  }, 20_000)
 })
+
+/**
+ * A Watch stream with events flowing while the client pings after every data frame it receives
+ * (as grpc-go's BDP estimator does): not too many pings, since the server keeps writing; the
+ * GOAWAY it gets, if any.
+ */
+const pingWhileStreaming = (endpoint: string, pings: number, put: () => Promise<unknown>) =>
+  new Promise<{ code: number; data: string } | undefined>((resolve, reject) => {
+    const session = http2.connect(`http://${endpoint}`)
+    let result: { code: number; data: string } | undefined
+    session.on("goaway", (code, _last, data) => {
+      result = { code, data: data?.toString() ?? "" }
+    })
+    session.on("error", () => {})
+    const stream = session.request({ ":method": "POST", ":path": "/etcdserverpb.Watch/Watch", "content-type": "application/grpc", te: "trailers" })
+    stream.on("error", () => {})
+    // WatchRequest{create_request{key: "/ka/", range_end: "/ka0"}}
+    const create = Buffer.from([0x0a, 0x0c, 0x0a, 0x04, ...Buffer.from("/ka/"), 0x12, 0x04, ...Buffer.from("/ka0")])
+    const frame = Buffer.alloc(5 + create.length)
+    frame.writeUInt32BE(create.length, 1)
+    create.copy(frame, 5)
+    stream.write(frame)
+    let acked = 0
+    let inFlight = false
+    let writing = true
+    const writer = (async () => {
+      while (writing && !session.destroyed) {
+        await put()
+        await new Promise((r) => setTimeout(r, 20))
+      }
+    })()
+    const finish = () => {
+      writing = false
+      writer.then(() => {
+        session.destroy()
+        resolve(result)
+      }, reject)
+    }
+    stream.on("data", () => {
+      if (inFlight || session.destroyed || acked >= pings) return
+      inFlight = true
+      session.ping(() => {
+        inFlight = false
+        if (++acked === pings) setTimeout(finish, 300)
+      })
+    })
+    session.once("close", () => {
+      if (acked < pings) finish()
+    })
+  })
 
 describe("a unary call past its deadline is cancelled", () => {
   it("the handler's fiber is interrupted when the client's deadline passes (grpc-js does not say so)", async () => {
