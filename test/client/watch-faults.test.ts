@@ -23,11 +23,11 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
     )
     const until = lastRevision(history)
     const cutsBefore = env.proxy.stats.cuts
-    // Each connection lives for a random 5–350 KB (a 1000-revision batch is ~270 KB), and on top
-    // of that cuts come at random moments: most cuts land inside a batch, many inside a frame.
-    const stopBytes = env.proxy.cutEachConnection({ seed: SEED, minBytes: 5_000, maxBytes: 350_000 })
-    const stopTimed = env.proxy.chaos({ seed: SEED + 100, minMs: 20, maxMs: 200 })
-    const stop = () => (stopBytes(), stopTimed())
+    // Each connection lives for a random 5–350 KB (a 1000-revision batch is ~270 KB): most cuts land
+    // inside a batch, many inside a frame. Cuts by bytes, not by time: a cut every 20–200 ms starves
+    // a server that needs longer than that for a batch (a loaded machine), which proves nothing
+    // about resuming (the live-writes test below cuts by time, with small responses).
+    const stop = env.proxy.cutEachConnection({ seed: SEED, minBytes: 5_000, maxBytes: 350_000 })
     const responses = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/catchup/", { prefix: true, startRevision: history[0]!.rev }), until))
         .pipe(provideClient(env.proxy.endpoint))
