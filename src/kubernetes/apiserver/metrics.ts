@@ -3,6 +3,7 @@
  * labels: apiserver_request_total, apiserver_longrunning_requests, apiserver_watch_events_total.
  * Plain counters in maps: the watch path adds to a counter cell per chunk, no Effect per event.
  */
+import { Metric, MetricState, Option } from "effect"
 
 /** A counter or gauge cell, held by whoever updates it. */
 export interface Cell {
@@ -74,6 +75,31 @@ export class ApiMetrics {
     this.requestTotal.write(out)
     this.longrunning.write(out)
     this.watchEvents.write(out)
+    writeCacherMetrics(out)
     return out.join("\n") + "\n"
   }
+}
+
+const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
+
+/**
+ * The watch cache's metrics (apiserver_watch_cache_*, apiserver_cache_list_*,
+ * apiserver_terminated_watchers_total: Effect counters and gauges kept by the Cacher's parts),
+ * from the Effect metric registry, in the text format.
+ */
+const writeCacherMetrics = (out: Array<string>): void => {
+  const families = new Map<string, { help: string; type: string; lines: Array<string> }>()
+  for (const pair of Metric.unsafeSnapshot()) {
+    const key = pair.metricKey
+    if (!key.name.startsWith("apiserver_")) continue
+    const state = pair.metricState
+    const type = MetricState.isCounterState(state) ? "counter" : MetricState.isGaugeState(state) ? "gauge" : undefined
+    if (type === undefined) continue
+    const value = MetricState.isCounterState(state) ? state.count : (state as MetricState.MetricState.Gauge<number>).value
+    let family = families.get(key.name)
+    if (family === undefined) families.set(key.name, (family = { help: Option.getOrElse(key.description, () => key.name), type, lines: [] }))
+    const labels = key.tags.map((t) => `${t.key}="${escapeLabel(t.value)}"`).join(",")
+    family.lines.push(`${key.name}${labels === "" ? "" : `{${labels}}`} ${String(value)}`)
+  }
+  for (const [name, f] of families) out.push(`# HELP ${name} ${f.help}`, `# TYPE ${name} ${f.type}`, ...f.lines)
 }

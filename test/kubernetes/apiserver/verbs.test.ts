@@ -169,6 +169,12 @@ describe("apiserver: verbs", () => {
     expect(m).toMatch(/^apiserver_request_total\{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="namespace",subresource="",verb="POST",version="v1"\} \d+$/m)
     expect(m).toContain("# TYPE apiserver_longrunning_requests gauge")
     expect(m).toContain("# TYPE apiserver_watch_events_total counter")
+    // the watch cache's own: a list served from the cache counts, the cache's events are counted
+    await request(url(), "GET", "/api/v1/namespaces/default/configmaps?resourceVersion=0")
+    const m2 = (await request(url(), "GET", "/metrics")).text
+    expect(m2).toMatch(/^apiserver_cache_list_total\{resource_prefix="\/configmaps\/",index=""\} [1-9]\d*$/m)
+    expect(m2).toMatch(/^apiserver_watch_cache_events_received_total\{group="",resource="configmaps"\} [1-9]\d*$/m)
+    expect(m2).toContain("# TYPE apiserver_watch_cache_capacity gauge")
   })
 })
 
