@@ -2,7 +2,8 @@
  * The KV service (etcd's v3rpc/key.go): Range, Put, DeleteRange, Txn and Compact over the
  * MvccStore. The store makes etcd's request checks and answers with etcd's errors; this file only
  * converts messages, stamps headers and — when auth is on or a token came — runs the request
- * checks first and then the permission checks (kv-auth.ts). Compact checks no permission (etcd
+ * checks first, then the token's validation, then the permission checks (kv-auth.ts), in etcd's
+ * order (its gRPC layer checks the request before the server reads the token). Compact checks no permission (etcd
  * 3.4 does not), but a bad token still fails it.
  */
 import { Effect } from "effect"
@@ -49,8 +50,7 @@ export const makeKvService = (
       const r = rangeRequest(req)
       const run = Effect.map(Effect.suspend(() => store.range(r)), (res) => rangeResponse(header, res))
       if (!needsAuth(guard, call)) return run
-      return authInfoGrpc(guard, call).pipe(
-        Effect.tap(() => invalid(checkRangeRequest(r))),
+      return Effect.zipRight(invalid(checkRangeRequest(r)), authInfoGrpc(guard, call)).pipe(
         Effect.flatMap((ai) => check(checkRange(auth, ai, r))),
         Effect.zipRight(run)
       )
@@ -61,8 +61,7 @@ export const makeKvService = (
       if (!needsAuth(guard, call)) return quotaFirst(costPut(req), run)
       return quotaFirst(
         costPut(req),
-        authInfoGrpc(guard, call).pipe(
-          Effect.tap(() => invalid(checkPutRequest(r))),
+        Effect.zipRight(invalid(checkPutRequest(r)), authInfoGrpc(guard, call)).pipe(
           Effect.flatMap((ai) => checkPut(auth, lessor, ai, r)),
           Effect.zipRight(run)
         )
@@ -72,8 +71,7 @@ export const makeKvService = (
       const r = deleteRangeRequest(req)
       const run = Effect.map(Effect.suspend(() => store.deleteRange(r)), (res) => deleteRangeResponse(header, res))
       if (!needsAuth(guard, call)) return run
-      return authInfoGrpc(guard, call).pipe(
-        Effect.tap(() => invalid(checkDeleteRequest(r))),
+      return Effect.zipRight(invalid(checkDeleteRequest(r)), authInfoGrpc(guard, call)).pipe(
         Effect.flatMap((ai) => check(checkDeleteRange(auth, ai, r))),
         Effect.zipRight(run)
       )
@@ -84,8 +82,7 @@ export const makeKvService = (
       if (!needsAuth(guard, call)) return quotaFirst(costTxn(req), run)
       return quotaFirst(
         costTxn(req),
-        authInfoGrpc(guard, call).pipe(
-          Effect.tap(() => invalid(checkTxnRequest(r, maxTxnOps))),
+        Effect.zipRight(invalid(checkTxnRequest(r, maxTxnOps)), authInfoGrpc(guard, call)).pipe(
           Effect.flatMap((ai) => check(checkTxn(auth, ai, r))),
           Effect.zipRight(run)
         )
