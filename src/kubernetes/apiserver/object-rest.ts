@@ -102,6 +102,16 @@ const checkMetaTypes = (info: ResourceInfo, name: string, obj: Record<string, un
   return Effect.succeed({ apiVersion, kind, metadata, ...rest } as unknown as KubeObject)
 }
 
+/** A body's kind/apiVersion and namespace checked against the URL; its metadata (made an object). */
+const bodyMeta = (info: ResourceInfo, apiVersion: string, namespace: string | undefined, body: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    yield* checkTypeMeta(info, apiVersion, body)
+    const meta = yield* metadataOf(body)
+    body["metadata"] = meta
+    yield* checkNamespace(info, namespace, meta)
+    return meta
+  })
+
 /** BeforeCreate: the object to store for a POST body. */
 export const prepareCreate = (
   info: ResourceInfo,
@@ -110,10 +120,7 @@ export const prepareCreate = (
   body: Record<string, unknown>
 ): Effect.Effect<KubeObject, StatusError> =>
   Effect.gen(function*() {
-    yield* checkTypeMeta(info, apiVersion, body)
-    const meta = yield* metadataOf(body)
-    body["metadata"] = meta
-    yield* checkNamespace(info, namespace, meta)
+    const meta = yield* bodyMeta(info, apiVersion, namespace, body)
     let name = typeof meta["name"] === "string" ? meta["name"] : ""
     const gen = typeof meta["generateName"] === "string" ? meta["generateName"] : ""
     if (name === "" && gen !== "") {
@@ -158,10 +165,7 @@ export const prepareUpdate = (
   body: Record<string, unknown>
 ): Effect.Effect<KubeObject, StatusError> =>
   Effect.gen(function*() {
-    yield* checkTypeMeta(info, apiVersion, body)
-    const meta = yield* metadataOf(body)
-    body["metadata"] = meta
-    yield* checkNamespace(info, namespace, meta)
+    const meta = yield* bodyMeta(info, apiVersion, namespace, body)
     const bodyName = meta["name"]
     if (bodyName !== undefined && bodyName !== "" && bodyName !== name) {
       return yield* Effect.fail(
