@@ -250,6 +250,8 @@ const makeCore = (options: CoreOptions) => {
   /** WAL-durable, not yet in LMDB, in staging order */
   let unapplied: Array<Batch> = []
   let unappliedOps = 0
+  /** WAL record bytes of batches staged but not yet in LMDB: counted in the size in use */
+  let pendingBytes = 0
   /** the LMDB transaction in flight */
   let applying: Array<Batch> | undefined
   let applyTimer: ReturnType<typeof setTimeout> | undefined
@@ -422,6 +424,7 @@ const makeCore = (options: CoreOptions) => {
 
   const onApplied = (group: Array<Batch>, mark: number) => {
     applying = undefined
+    for (const b of group) pendingBytes -= b.record?.length ?? 0
     checkQuiet()
     appliedSeq = mark
     // lmdb-js has reset its read transaction before resolving: LMDB reads already show the group.
@@ -494,6 +497,7 @@ const makeCore = (options: CoreOptions) => {
       const ws = ++walSeq
       const encoded = encodeRecord(ws, ops)
       b = { seq: s, walSeq: ws, ops: encoded.ops, record: encoded.record, state: "pending", error: undefined, waiters: undefined }
+      pendingBytes += encoded.record.length
       stageInOverlay(b)
       stats.batches++
     }
@@ -619,7 +623,9 @@ const makeCore = (options: CoreOptions) => {
         t.treeBranchPageCount + t.treeLeafPageCount + t.overflowPages
       let n = 2 + pages(s.root) + pages(s.free)
       for (const name of BUCKETS) n += pages(dbs[name].getStats() as Parameters<typeof pages>[0])
-      return n * s.pageSize
+      // plus what is acknowledged (in the WAL) but not yet in LMDB, which commits every 100 ms:
+      // without it the quota would let in up to 100 ms of writes past the limit
+      return n * s.pageSize + pendingBytes
     },
     snapshot: Effect.suspend(() => {
       if (closed) return Effect.fail(new BackendError({ reason: "Closed", message: "backend is closed" }))

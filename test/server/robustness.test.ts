@@ -154,6 +154,11 @@ describe("robustness: malformed and hostile requests to every method", () => {
     expect(codes.get(0) ?? 0).toBeGreaterThan(0)
     expect([...codes.keys()].filter((c) => c !== 0 && c !== grpc.status.CANCELLED).length).toBeGreaterThan(0)
 
+    // a random Alarm request may have raised an alarm (NOSPACE stops writes), as it would on etcd: disarm them
+    const maintenance = rawClient("Maintenance", srv.endpoint)
+    const raised = await call(maintenance, "Alarm", { action: "GET", memberID: 0, alarm: "NONE" })
+    for (const a of raised.alarms ?? []) await call(maintenance, "Alarm", { action: "DEACTIVATE", memberID: a.memberID, alarm: a.alarm })
+    maintenance.close()
     const kv = rawClient("KV", srv.endpoint)
     const w = new RawWatch(srv.endpoint)
     try {
