@@ -2,8 +2,9 @@
  * The JSON of objects and watch events, encoded once and shared: every watcher of an event gets
  * the same bytes (the watch cache hands each watcher the same object, so the object's identity is
  * the cache key). A watch event is one line, `{"type":…,"object":…}\n` (NDJSON, as the apiserver's
- * JSON framer writes it). DELETED and BOOKMARK events are fresh objects per watcher, so they are
- * keyed by what makes them unique (kind, namespace/name or nothing, and the revision).
+ * JSON framer writes it). DELETED and BOOKMARK events can be fresh objects per watcher (the Cacher
+ * shares its DELETED events, the etcd3 watch and the bookmark ticks do not), so they are keyed by
+ * what makes them unique (kind, namespace/name or nothing, and the revision).
  */
 import type { KubeObject } from "../api/object-meta.js"
 import type { WatchEvent } from "../api/watch-event.js"
