@@ -36,7 +36,7 @@ export interface WatchableStoreConfig {
   readonly watchBatchMaxRevs: number
   /** period of the unsynced loop when idle or stuck (watchResyncPeriod) */
   readonly watchResyncPeriod: Duration.DurationInput
-  /** victim retry period while victims exist */
+  /** victim retry period while victims exist (for the Victims layer `layerWith` builds; `layerOver` uses the one provided) */
   readonly victimRetryPeriod: Duration.DurationInput
   /** revisions read from history per chunk of a sync round (bounds memory and event-loop stalls) */
   readonly historyChunkRevs: number
