@@ -5,12 +5,14 @@
  *
  * SIGINT/SIGTERM interrupt the program (main.ts): the server stops listening, ends its streams,
  * lets unary calls finish, and the backend flushes and closes; the exit code is 0. Start-up
- * problems (a bad flag value, a port in use, a locked or foreign data dir) fail with one line.
+ * problems (a bad flag value, a port in use, a locked or foreign data dir) fail with one line, and so
+ * does a background loop of the member that dies (src/mvcc/fatal.ts): the exit code is then 1.
  * Logs are structured (logfmt on stderr) and quiet by default (--log-level warn).
  */
 import { Command, Options } from "@effect/cli"
 import { Config, Duration, Effect, FiberRef, HashSet, Layer, Logger, LogLevel, Option } from "effect"
 // Light modules only (constants and flag parsing): the server itself is imported on use, below.
+import { failOnFatal } from "../mvcc/fatal.js"
 import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
 import {
   DEFAULT_CLIENT_URL,
@@ -271,7 +273,8 @@ export const serve = Command.make(
         authTokenTtl: flags.authTokenTtl,
         bcryptCost: flags.bcryptCost
       })
-      return yield* Layer.launch(member)
+      // a background loop that dies (watch sync, victims, lease expiry, compaction) fails the member
+      return yield* failOnFatal(Layer.launch(member))
     }).pipe(
       // our logger only (the runtime may have added a pretty one): logfmt lines on stderr
       Effect.locally(FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger))),

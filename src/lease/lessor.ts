@@ -7,16 +7,19 @@
  *   is deleted in the same backend batch, so watchers see one atomic set of DELETE events.
  * - Renew (KeepAlive): restarts the countdown and answers the granted TTL.
  * - Expiry: a fiber in the layer's scope checks every 500 ms and revokes up to 500 expired
- *   leases per round (etcd's runLoop with leaseRevokeRate 1000/s).
+ *   leases per round (etcd's runLoop with leaseRevokeRate 1000/s). A revoke that fails is retried
+ *   later; the loop itself dying fails the member (src/mvcc/fatal.ts).
  * - Restart: leases come back from the backend with a fresh countdown (TTL + election timeout,
  *   etcd's Promote) and their keys are re-attached from the store.
  *
  * Time is Effect's Clock (monotonic nanos), so TestClock drives expiry in tests.
  */
 import { Context, Deferred, Duration, Effect, Exit, Layer } from "effect"
-import { Backend, type BackendError } from "../backend/backend.js"
+import { Backend, type BackendError, type BackendShape } from "../backend/backend.js"
 import { EtcdError, Errors } from "../errors.js"
+import { supervised } from "../mvcc/fatal.js"
 import { type LeaseAttachments, MvccStore, type ResponseHeader } from "../mvcc/kv.js"
+import { RecoveryError } from "../mvcc/recovery-error.js"
 import { LessorCore } from "./lessor-core.js"
 import { bytesToLeaseId, composeAutoId, isInt64, leaseIdToBytes, NoLease } from "./lease-id.js"
 import { decodeLeaseRecord, encodeLeaseRecord, type LeaseRecord } from "./leasepb.js"
@@ -125,6 +128,27 @@ const leaseRecordOp = (r: LeaseRecord) =>
 
 const hex = (bytes: Uint8Array) => Buffer.from(bytes).toString("hex")
 
+const corrupt = (message: string) => new RecoveryError({ reason: "LeaseRecovery", message })
+
+/** The lease bucket's records; an unreadable one is start-up corruption (etcd panics). */
+const readLeaseRecords = (backend: BackendShape): Effect.Effect<Array<LeaseRecord>, RecoveryError> =>
+  Effect.suspend(() => {
+    const records: Array<LeaseRecord> = []
+    for (const [k, v] of backend.range("lease", new Uint8Array(0), undefined)) {
+      let r: LeaseRecord
+      let keyId: bigint | undefined
+      try {
+        r = decodeLeaseRecord(v)
+        keyId = bytesToLeaseId(k)
+      } catch (e) {
+        return Effect.fail(corrupt(`lease bucket: record ${hex(k)} is unreadable: ${(e as Error).message}`))
+      }
+      if (keyId !== r.id) return Effect.fail(corrupt(`lease bucket: record ${hex(k)} holds lease id ${r.id}`))
+      records.push(r)
+    }
+    return Effect.succeed(records)
+  })
+
 const make = (config: LessorConfig) =>
   Effect.gen(function*() {
     const store = yield* MvccStore
@@ -152,19 +176,9 @@ const make = (config: LessorConfig) =>
       )
 
     // --- recovery: records → leases, store keys → attachments, then fresh countdowns ---
+    // (only the lessor writes the lease bucket: reading it before attaching misses nothing)
+    const records = yield* readLeaseRecords(backend)
     const orphans = yield* store.attachLessor(() => {
-      const records: Array<LeaseRecord> = []
-      for (const [k, v] of backend.range("lease", new Uint8Array(0), undefined)) {
-        let r: LeaseRecord
-        try {
-          r = decodeLeaseRecord(v)
-        } catch (e) {
-          throw new Error(`lease bucket: record ${hex(k)} is unreadable: ${(e as Error).message}`)
-        }
-        const keyId = bytesToLeaseId(k)
-        if (keyId !== r.id) throw new Error(`lease bucket: record ${hex(k)} holds lease id ${r.id}`)
-        records.push(r)
-      }
       core.recover(records)
       const orphans: Array<{ readonly key: Uint8Array; readonly lease: bigint }> = []
       for (const item of store.keysWithLease()) {
@@ -331,9 +345,11 @@ const make = (config: LessorConfig) =>
         { discard: true }
       )
     )
+    // supervised: without it leases would never expire (the member fails instead)
     yield* revokeExpired.pipe(
       Effect.zipRight(Effect.sleep(config.expiryCheckInterval)),
       Effect.forever,
+      (loop) => supervised("lease expiry loop", loop),
       Effect.forkScoped
     )
 
@@ -349,7 +365,7 @@ const make = (config: LessorConfig) =>
   })
 
 /** The lessor with etcd's defaults over a store and its backend. */
-export const layerWith = (config: Partial<LessorConfig> = {}): Layer.Layer<Lessor, never, MvccStore | Backend> =>
+export const layerWith = (config: Partial<LessorConfig> = {}): Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> =>
   Layer.scoped(Lessor, make({ ...defaultLessorConfig, ...config }))
 
-export const layer: Layer.Layer<Lessor, never, MvccStore | Backend> = layerWith()
+export const layer: Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> = layerWith()

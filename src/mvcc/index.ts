@@ -13,3 +13,5 @@ export {
   layerDefault
 } from "./kvstore.js"
 export { compareRevision, type Revision } from "./revision.js"
+export { failOnFatal, Fatal, type FatalShape, LoopDied, supervised } from "./fatal.js"
+export { RecoveryError } from "./recovery-error.js"

@@ -31,6 +31,8 @@ import {
   type TxnRequest,
   type TxnResponse
 } from "./kv.js"
+import { supervised } from "./fatal.js"
+import { RecoveryError } from "./recovery-error.js"
 import { bytesToMain, bytesToSub, decodeKeyValue, isTombstoneKey, revToBytes } from "./kv-codec.js"
 import {
   decodeCompactRev,
@@ -140,8 +142,11 @@ interface CompactionJob {
 
 const EVENTS_CHUNK = 1000
 
-/** Builds the store over the Backend in context; the scope owns its compaction fiber. */
-export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig | Scope.Scope> = Effect.gen(
+/**
+ * Builds the store over the Backend in context; the scope owns its compaction fiber. A backend whose
+ * records cannot be read back fails with a RecoveryError (reason "IndexRebuild").
+ */
+export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStoreConfig | Scope.Scope> = Effect.gen(
   function* () {
     const backend: BackendShape = yield* Backend
     const config = yield* KvStoreConfig
@@ -160,8 +165,12 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
     }
     const restored = yield* Effect.try({
       try: () => restore(core),
-      catch: (e) => new Error(`mvcc: cannot rebuild the index from the backend: ${e instanceof Error ? e.message : String(e)}`, { cause: e })
-    }).pipe(Effect.orDie)
+      catch: (e) =>
+        new RecoveryError({
+          reason: "IndexRebuild",
+          message: `mvcc: cannot rebuild the index from the backend: ${e instanceof Error ? e.message : String(e)}`
+        })
+    })
     core.compactMainRev = restored.finished
     let currentRev = restored.lastRev
     // revisions up to the watermark may all be compacted away: never report less than it
@@ -383,7 +392,10 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
           Effect.asVoid
         )
       })
-    yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(compactions), runJob)))
+    // supervised: a dead worker would leave every later compaction waiting (the member fails instead)
+    yield* Effect.forkScoped(
+      supervised("mvcc compaction loop", Effect.forever(Effect.flatMap(Queue.take(compactions), runJob)))
+    )
 
     // resume a compaction that was scheduled but not finished before the last shutdown
     if (restored.scheduled > restored.finished) {
@@ -520,7 +532,7 @@ export const make: Effect.Effect<MvccStoreShape, never, Backend | KvStoreConfig 
 )
 
 /** The MvccStore over the Backend in context, configured by KvStoreConfig. */
-export const layer: Layer.Layer<MvccStore, never, Backend | KvStoreConfig> = Layer.scoped(MvccStore, make)
+export const layer: Layer.Layer<MvccStore, RecoveryError, Backend | KvStoreConfig> = Layer.scoped(MvccStore, make)
 
 /** The MvccStore with etcd's default limits (1.5 MiB requests, 128 txn ops). */
-export const layerDefault: Layer.Layer<MvccStore, never, Backend> = layer.pipe(Layer.provide(layerConfig()))
+export const layerDefault: Layer.Layer<MvccStore, RecoveryError, Backend> = layer.pipe(Layer.provide(layerConfig()))

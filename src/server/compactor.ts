@@ -8,10 +8,12 @@
  *   or the same as last time.
  *
  * "required revision has been compacted" counts as success (someone compacted further already);
- * other failures are logged and retried at the next check. Time is Effect's Clock.
+ * other failures are logged and retried at the next check; the loop itself dying fails the member
+ * (src/mvcc/fatal.ts). Time is Effect's Clock.
  */
 import { Clock, Duration, Effect } from "effect"
 import { Errors } from "../errors.js"
+import { supervised } from "../mvcc/fatal.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import type { AutoCompaction } from "./config.js"
 
@@ -67,6 +69,9 @@ const byRevision = (store: MvccStoreShape, retention: number): Effect.Effect<nev
     }
   })
 
-/** The compactor loop for `config` (never returns; fork it in a scope). */
-export const runCompactor = (store: MvccStoreShape, config: AutoCompaction): Effect.Effect<never> =>
-  config.mode === "periodic" ? periodic(store, config.retention) : byRevision(store, config.retention)
+/** The compactor loop for `config`, supervised (runs until interrupted; fork it in a scope). */
+export const runCompactor = (store: MvccStoreShape, config: AutoCompaction): Effect.Effect<void> =>
+  supervised(
+    "auto-compaction loop",
+    config.mode === "periodic" ? periodic(store, config.retention) : byRevision(store, config.retention)
+  )

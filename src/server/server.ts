@@ -7,7 +7,7 @@
  * Start-up: the member identity is read (and its term advanced, durably), every client URL is
  * bound (port 0 picks a free port; the bound ports are in `EtcdServer.endpoints`), the
  * auto-compactor is forked, and any --listen-metrics-urls listeners start last. Any failure is
- * one `ServeError`/`BackendError` line.
+ * one `ServeError`/`BackendError`/`RecoveryError` line.
  *
  * Shutdown (scope close), in order: the metrics listeners close, stop listening, refuse new
  * calls, end every stream with Unavailable "etcdserver: server stopped" (gateway streams too), let
@@ -23,6 +23,7 @@ import { layerMemory } from "../backend/memory.js"
 import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
 import { MvccStore } from "../mvcc/kv.js"
 import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../mvcc/kvstore.js"
+import type { RecoveryError } from "../mvcc/recovery-error.js"
 import { packageDefinition, serviceDefinition, type ServiceName } from "../proto/load.js"
 import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
 import { runCompactor } from "./compactor.js"
@@ -306,13 +307,13 @@ const memberServices = (config: ServerConfig) => {
  */
 export const layerMember = (
   options: Partial<ServerConfig> = {}
-): Layer.Layer<EtcdServer | MvccStore | WatchableStore | Lessor | Backend | AuthStore, ServeError | BackendError> => {
+): Layer.Layer<EtcdServer | MvccStore | WatchableStore | Lessor | Backend | AuthStore, ServeError | BackendError | RecoveryError> => {
   const config: ServerConfig = { ...defaultServerConfig, ...options }
   return layerServer(config).pipe(Layer.provideMerge(memberServices(config)))
 }
 
 /** The whole member, exposing only the server. */
-export const layer = (options: Partial<ServerConfig> = {}): Layer.Layer<EtcdServer, ServeError | BackendError> => {
+export const layer = (options: Partial<ServerConfig> = {}): Layer.Layer<EtcdServer, ServeError | BackendError | RecoveryError> => {
   const config: ServerConfig = { ...defaultServerConfig, ...options }
   return layerServer(config).pipe(Layer.provide(memberServices(config)))
 }

@@ -1,13 +1,23 @@
 /**
- * etcd's victims (watchable_store.go: victims, addVictim, moveVictims): watchers whose stream channel
- * was full, each holding the batch it could not deliver. While a victim, a watcher is in neither
- * group, so nothing newer can overtake the held batch.
+ * etcd's victims (watchable_store.go: victims, addVictim, moveVictims, syncVictimsLoop): watchers
+ * whose stream channel was full, each holding the batch it could not deliver. While a victim, a
+ * watcher is in neither group, so nothing newer can overtake the held batch.
+ *
+ * A service with its own layer: the batches (plain synchronous bookkeeping, `VictimBatches`) and
+ * syncVictimsLoop, a fiber of the layer's scope that redelivers every `retryPeriod` while victims
+ * exist and otherwise waits for `add` to wake it. A delivered victim goes back to the groups of
+ * `WatcherGroups`; the store's revision decides which.
  */
+import { Context, Duration, Effect, Layer, type Scope } from "effect"
+import { supervised } from "../mvcc/fatal.js"
+import { MvccStore } from "../mvcc/kv.js"
 import type { EventBatch } from "./event-batch.js"
 import type { WatcherGroup } from "./watcher-group.js"
+import { WatcherGroups } from "./watcher-groups.js"
 import type { Watcher } from "./watcher.js"
 
-export class Victims {
+/** The held batches, keyed by watcher. */
+export class VictimBatches {
   private readonly batches = new Map<Watcher, EventBatch>()
 
   get size(): number {
@@ -52,4 +62,69 @@ export class Victims {
     }
     return moved
   }
+}
+
+export interface VictimsShape {
+  /** victims held now */
+  readonly size: () => number
+  /** events held across all victims */
+  readonly heldEvents: () => number
+  /** addVictim: `w` (out of its group already) holds `eb`; wakes the victim loop */
+  readonly add: (w: Watcher, eb: EventBatch) => void
+  /** drops a victim (its watcher was cancelled) */
+  readonly delete: (w: Watcher) => boolean
+  /** moveVictims: one redelivery pass now. Returns how many were delivered. */
+  readonly moveVictims: () => number
+}
+
+export interface VictimsConfig {
+  /** redelivery period while victims exist (etcd: 10 ms) */
+  readonly retryPeriod: Duration.DurationInput
+}
+
+export const defaultVictimsConfig: VictimsConfig = { retryPeriod: Duration.millis(10) }
+
+/** The victims over the groups and store in context; the loop lives in the caller's scope. */
+const make = (config: VictimsConfig): Effect.Effect<VictimsShape, never, WatcherGroups | MvccStore | Scope.Scope> =>
+  Effect.gen(function*() {
+    const { synced, unsynced } = yield* WatcherGroups
+    const store = yield* MvccStore
+    const batches = new VictimBatches()
+    const signal = yield* Effect.makeLatch(false)
+    const moveVictims = (): number => batches.retry(store.rev, synced, unsynced)
+
+    const syncVictimsLoop = Effect.gen(function*() {
+      const period = Duration.decode(config.retryPeriod)
+      while (true) {
+        moveVictims()
+        if (batches.size === 0) {
+          signal.unsafeClose()
+          yield* signal.await
+        } else {
+          yield* Effect.sleep(period)
+        }
+      }
+    })
+    yield* Effect.forkScoped(supervised("watch victim loop", syncVictimsLoop))
+
+    return {
+      size: () => batches.size,
+      heldEvents: () => batches.heldEvents(),
+      add: (w, eb) => {
+        batches.add(w, eb)
+        signal.unsafeOpen()
+      },
+      delete: (w) => batches.delete(w),
+      moveVictims
+    } satisfies VictimsShape
+  })
+
+export class Victims extends Context.Tag("etcd-effect/Victims")<Victims, VictimsShape>() {
+  /** The victims with their loop, over `WatcherGroups` and the store's revision. */
+  static readonly layerWith = (
+    config: Partial<VictimsConfig> = {}
+  ): Layer.Layer<Victims, never, WatcherGroups | MvccStore> =>
+    Layer.scoped(Victims, make({ ...defaultVictimsConfig, ...config }))
+
+  static readonly layer: Layer.Layer<Victims, never, WatcherGroups | MvccStore> = Victims.layerWith()
 }

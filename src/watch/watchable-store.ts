@@ -7,17 +7,23 @@
  * - Unsynced path: syncWatchersLoop catches up to maxWatchersPerSync watchers per round from history.
  * - Victims: syncVictimsLoop redelivers held batches every 10 ms while any exist, else waits for a signal.
  *
- * Both loops are fibers forked in the layer's scope; closing the scope interrupts them, removes the
- * commit listener and closes every open stream. Watchers are plain records, never fibers; all group
- * bookkeeping happens inside synchronous sections, which is what etcd's `s.mu` is for.
+ * `layerWith` composes three services: `WatcherGroups` (the synced and unsynced groups), `Victims`
+ * (with syncVictimsLoop) and the store proper (`layerOver`, with syncWatchersLoop); each can be
+ * provided on its own. Each loop is a fiber forked in its layer's scope and supervised: one that dies
+ * fails the member's program (src/mvcc/fatal.ts). Closing the scope interrupts them, removes the
+ * commit listener and closes every open stream. The services are resolved once, when the layer is
+ * built; watchers are plain records, never fibers; all group bookkeeping happens inside synchronous
+ * sections, which is what etcd's `s.mu` is for.
  */
 import { Clock, Context, Duration, Effect, Layer, Mailbox, type Scope } from "effect"
 import type { Event } from "../mvcc/key-value.js"
+import { supervised } from "../mvcc/fatal.js"
 import { MvccStore, type MvccStoreShape } from "../mvcc/kv.js"
 import { EventBatch, newWatcherBatch, WATCH_BATCH_MAX_REVS } from "./event-batch.js"
-import { Victims } from "./victims.js"
+import { Victims, type VictimsShape } from "./victims.js"
 import { type Watchable, type WatchStream, WatchStreamImpl } from "./watch-stream.js"
-import { WatcherGroup } from "./watcher-group.js"
+import type { WatcherGroup } from "./watcher-group.js"
+import { WatcherGroups } from "./watcher-groups.js"
 import { keyString, type ResponseSink, Watcher, type WatchId, type WatchResponse } from "./watcher.js"
 
 /** etcd's tunables (package vars there, "non-const so modifiable by tests"). */
@@ -30,7 +36,7 @@ export interface WatchableStoreConfig {
   readonly watchBatchMaxRevs: number
   /** period of the unsynced loop when idle or stuck (watchResyncPeriod) */
   readonly watchResyncPeriod: Duration.DurationInput
-  /** victim retry period while victims exist */
+  /** victim retry period while victims exist (for the Victims layer `layerWith` builds; `layerOver` uses the one provided) */
   readonly victimRetryPeriod: Duration.DurationInput
   /** revisions read from history per chunk of a sync round (bounds memory and event-loop stalls) */
   readonly historyChunkRevs: number
@@ -108,8 +114,7 @@ class SyncRound {
     compacted: boolean,
     private readonly synced: WatcherGroup,
     private readonly unsynced: WatcherGroup,
-    private readonly victims: Victims,
-    private readonly onVictim: () => void
+    private readonly victims: VictimsShape
   ) {
     this.cursor = minRev
     this.progressed = compacted
@@ -167,7 +172,6 @@ class SyncRound {
           this.unsynced.delete(w)
           this.victims.add(w, eb)
           this.progressed = true
-          this.onVictim()
           continue
         }
       }
@@ -187,22 +191,16 @@ class SyncRound {
 
 export const make = (
   options: Partial<WatchableStoreConfig> = {}
-): Effect.Effect<WatchableStoreShape, never, MvccStore | Scope.Scope> =>
+): Effect.Effect<WatchableStoreShape, never, MvccStore | WatcherGroups | Victims | Scope.Scope> =>
   Effect.gen(function*() {
     const config: WatchableStoreConfig = { ...defaultWatchableStoreConfig, ...options }
     const store = yield* MvccStore
-    const synced = new WatcherGroup()
-    const unsynced = new WatcherGroup()
-    const victims = new Victims()
-    const victimSignal = yield* Effect.makeLatch(false)
+    const { synced, unsynced } = yield* WatcherGroups
+    const victims = yield* Victims
     const streams = new Set<WatchStreamImpl>()
     let watchers = 0
     let pendingEvents = 0
     let eventsTotal = 0
-
-    const signalVictims = (): void => {
-      victimSignal.unsafeOpen()
-    }
 
     // notify: the synced path, one synchronous pass per committed revision.
     const notify = (rev: number, events: ReadonlyArray<Event>): void => {
@@ -234,7 +232,6 @@ export const make = (
           synced.delete(w)
           victims.add(w, slowBatches![i]!)
         }
-        signalVictims()
       }
     }
 
@@ -254,8 +251,7 @@ export const make = (
         compacted > 0,
         synced,
         unsynced,
-        victims,
-        signalVictims
+        victims
       )
       while (!round.step()) yield* yieldToIo
       return round.progressed
@@ -270,19 +266,6 @@ export const make = (
         if (unsynced.size > 0 && progressed) {
           if (config.immediateResync) yield* yieldToIo
           else yield* Effect.sleep(Duration.millis((yield* Clock.currentTimeMillis) - started))
-        } else {
-          yield* Effect.sleep(period)
-        }
-      }
-    })
-
-    const syncVictimsLoop = Effect.gen(function*() {
-      const period = Duration.decode(config.victimRetryPeriod)
-      while (true) {
-        victims.retry(store.rev, synced, unsynced)
-        if (victims.size === 0) {
-          victimSignal.unsafeClose()
-          yield* victimSignal.await
         } else {
           yield* Effect.sleep(period)
         }
@@ -359,8 +342,7 @@ export const make = (
     )
     // after the finalizer above, so it is removed first: no commit reaches closing streams
     yield* store.subscribeCommits(notify)
-    yield* Effect.forkScoped(syncWatchersLoop)
-    yield* Effect.forkScoped(syncVictimsLoop)
+    yield* Effect.forkScoped(supervised("watch sync loop", syncWatchersLoop))
 
     const newWatchStream: Effect.Effect<WatchStream, never, Scope.Scope> = Effect.acquireRelease(
       Effect.map(Mailbox.make<WatchResponse>({ capacity: config.chanBufLen, strategy: "suspend" }), (chan) => {
@@ -376,19 +358,31 @@ export const make = (
       rev: store.rev,
       watcherCount: () => watchers,
       streamCount: () => streams.size,
-      slowWatcherCount: () => unsynced.size + victims.size,
+      slowWatcherCount: () => unsynced.size + victims.size(),
       pendingEventsCount: () => pendingEvents,
       eventsTotal: () => eventsTotal,
       syncedWatcherCount: () => synced.size,
       unsyncedWatcherCount: () => unsynced.size,
-      victimCount: () => victims.size,
+      victimCount: victims.size,
       syncWatchers: Effect.map(syncWatchers, () => unsynced.size),
-      moveVictims: Effect.sync(() => victims.retry(store.rev, synced, unsynced))
+      moveVictims: Effect.sync(victims.moveVictims)
     } satisfies WatchableStoreShape
   })
 
-/** The watchable store with etcd's constants; `layerWith` overrides them (tests). */
-export const layerWith = (options: Partial<WatchableStoreConfig>): Layer.Layer<WatchableStore, never, MvccStore> =>
-  Layer.scoped(WatchableStore, make(options))
+/** The store proper over the `WatcherGroups` and `Victims` in context (each provided on its own). */
+export const layerOver = (
+  options: Partial<WatchableStoreConfig> = {}
+): Layer.Layer<WatchableStore, never, MvccStore | WatcherGroups | Victims> => Layer.scoped(WatchableStore, make(options))
+
+/**
+ * The watchable store with etcd's constants, composed of its services (new groups and victims for
+ * each build); `layerWith` overrides the constants (tests).
+ */
+export const layerWith = (options: Partial<WatchableStoreConfig>): Layer.Layer<WatchableStore, never, MvccStore> => {
+  const victimRetryPeriod = options.victimRetryPeriod ?? defaultWatchableStoreConfig.victimRetryPeriod
+  return layerOver(options).pipe(
+    Layer.provide(Victims.layerWith({ retryPeriod: victimRetryPeriod }).pipe(Layer.provideMerge(WatcherGroups.layer)))
+  )
+}
 
 export const layer: Layer.Layer<WatchableStore, never, MvccStore> = layerWith({})

@@ -13,6 +13,7 @@ import type { EtcdError } from "../../src/errors.js"
 import { type Lessor, type LessorConfig, layerWith } from "../../src/lease/lessor.js"
 import type { Event } from "../../src/mvcc/key-value.js"
 import { MvccStore } from "../../src/mvcc/kv.js"
+import type { RecoveryError } from "../../src/mvcc/recovery-error.js"
 import { layer as kvLayer, layerConfig } from "../../src/mvcc/kvstore.js"
 
 export const b = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "latin1"))
@@ -24,7 +25,7 @@ export type Env = Lessor | MvccStore | Backend
 export const lessorOver = <E>(
   backend: Layer.Layer<Backend, E>,
   config: Partial<LessorConfig> = {}
-): Layer.Layer<Env, E> =>
+): Layer.Layer<Env, E | RecoveryError> =>
   layerWith(config).pipe(
     Layer.provideMerge(kvLayer.pipe(Layer.provide(layerConfig()))),
     Layer.provideMerge(backend)

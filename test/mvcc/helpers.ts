@@ -8,13 +8,14 @@ import { Layer } from "effect"
 import { layerLmdb } from "../../src/backend/lmdb.js"
 import { layerMemory } from "../../src/backend/memory.js"
 import { MvccStore } from "../../src/mvcc/kv.js"
+import type { RecoveryError } from "../../src/mvcc/recovery-error.js"
 import { type KvStoreConfigShape, layer, layerConfig } from "../../src/mvcc/kvstore.js"
 
 export const b = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "latin1"))
 export const s = (u: Uint8Array): string => Buffer.from(u.buffer, u.byteOffset, u.byteLength).toString("latin1")
 
 /** A fresh store over a fresh in-memory backend. */
-export const memoryStore = (config: Partial<KvStoreConfigShape> = {}): Layer.Layer<MvccStore> =>
+export const memoryStore = (config: Partial<KvStoreConfigShape> = {}): Layer.Layer<MvccStore, RecoveryError> =>
   layer.pipe(Layer.provide(layerConfig(config)), Layer.provide(layerMemory))
 
 /** A store over LMDB in `dataDir` (reopening the same dir restores it). */

@@ -13,6 +13,7 @@ import { layerMemory } from "../../src/backend/memory.js"
 import { layerWith as lessorLayer, type Lessor, type LessorConfig } from "../../src/lease/lessor.js"
 import { MvccStore, type MvccStoreShape } from "../../src/mvcc/kv.js"
 import { layerDefault } from "../../src/mvcc/kvstore.js"
+import type { RecoveryError } from "../../src/mvcc/recovery-error.js"
 import { layerWith, WatchableStore, type WatchableStoreConfig } from "../../src/watch/watchable-store.js"
 import type { WatchStream } from "../../src/watch/watch-stream.js"
 import type { WatchResponse } from "../../src/watch/watcher.js"
@@ -25,7 +26,7 @@ export const watchLayer = (
   config: Partial<WatchableStoreConfig> = {},
   /** decorates the real store the watchable store sees (to inject timing, never to fake it) */
   wrap?: (store: MvccStoreShape) => MvccStoreShape
-): Layer.Layer<WatchableStore | MvccStore> => {
+): Layer.Layer<WatchableStore | MvccStore, RecoveryError> => {
   const real = layerDefault.pipe(Layer.provide(layerMemory))
   const store = wrap === undefined ? real : Layer.effect(MvccStore, Effect.map(MvccStore, wrap)).pipe(Layer.provide(real))
   return layerWith(config).pipe(Layer.provideMerge(store))
@@ -36,7 +37,7 @@ export const watchStack = <E>(
   backend: Layer.Layer<Backend, E>,
   config: Partial<WatchableStoreConfig> = {},
   lessor: Partial<LessorConfig> = {}
-): Layer.Layer<WatchableStore | Lessor | MvccStore | Backend, E> => {
+): Layer.Layer<WatchableStore | Lessor | MvccStore | Backend, E | RecoveryError> => {
   const store = layerDefault.pipe(Layer.provideMerge(backend))
   return layerWith(config).pipe(Layer.provideMerge(lessorLayer(lessor).pipe(Layer.provideMerge(store))))
 }
