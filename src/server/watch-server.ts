@@ -41,7 +41,7 @@ import type {
 import type { WatchServer } from "../proto/services.js"
 import type { WatchableStoreShape } from "../watch/watchable-store.js"
 import type { WatchStream } from "../watch/watch-stream.js"
-import type { FilterType, WatchId, WatchResponse } from "../watch/watcher.js"
+import { type FilterType, toWatchId, type WatchId, type WatchResponse } from "../watch/watcher.js"
 import { serviceDefinition } from "../proto/load.js"
 import { type CallRunner, readBatch } from "./grpc-bridge.js"
 import { statusText } from "../auth/errors.js"
@@ -326,7 +326,7 @@ export const serverWatchStream = (
         }
         const { key, end } = normaliseRange(c)
         return ws.watch({
-          id: toNumber(c.watch_id),
+          id: toWatchId(c.watch_id),
           key,
           end,
           startRev,
@@ -358,7 +358,7 @@ export const serverWatchStream = (
 
     const cancel = (rawId: string): Effect.Effect<void> =>
       Effect.suspend(() => {
-        const id = toNumber(rawId)
+        const id = toWatchId(rawId)
         return ws.cancel(id).pipe(
           Effect.matchEffect({
             // an unknown id gets no response ("mvcc: watcher does not exist" is swallowed)

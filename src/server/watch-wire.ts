@@ -11,7 +11,7 @@
 import { isCreate, type Event, type KeyValue } from "../mvcc/key-value.js"
 import { encodeKeyValue, putVarintBig, putVarintNum as putVarint, varintSizeBig, varintSizeNum } from "../mvcc/kv-codec.js"
 import type { ResponseHeaderInit, WatchResponseInit } from "../proto/messages.js"
-import type { WatchResponse } from "../watch/watcher.js"
+import type { WatchId, WatchResponse } from "../watch/watcher.js"
 import type { MakeHeader } from "./header.js"
 
 /** Field tags of etcdserverpb.WatchResponse and mvccpb.Event (wire type in the low 3 bits). */
@@ -180,8 +180,10 @@ export class FrameWriter {
   }
 
   /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
-  response(head: Uint8Array, watchId: number, tail: Uint8Array | undefined): void {
-    const idLen = watchId === 0 ? 0 : 1 + varintSizeNum(watchId)
+  response(head: Uint8Array, watchId: WatchId, tail: Uint8Array | undefined): void {
+    const idLen = watchId === 0
+      ? 0
+      : 1 + (typeof watchId === "number" ? varintSizeNum(watchId) : varintSizeBig(watchId))
     const n = head.length + idLen + (tail?.length ?? 0)
     const b = this.reserve(FRAME_PREFIX_BYTES + n)
     this.mark()
@@ -193,7 +195,7 @@ export class FrameWriter {
     p += head.length
     if (watchId !== 0) {
       b[p++] = TAG_WATCH_ID
-      p = putVarint(b, p, watchId)
+      p = typeof watchId === "number" ? putVarint(b, p, watchId) : putVarintBig(b, p, watchId)
     }
     if (tail !== undefined) {
       b.set(tail, p)
