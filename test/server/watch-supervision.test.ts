@@ -8,19 +8,17 @@
  * `getAt` (the prev_kv lookup, done by send) throws on one.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Context, Effect, Exit, Layer, Logger, Scope } from "effect"
+import { Effect, Exit, Logger, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { layerMemory } from "../../src/backend/index.js"
-import { MvccStore, type MvccStoreShape } from "../../src/mvcc/kv.js"
-import { layerDefault } from "../../src/mvcc/kvstore.js"
+import type { MvccStoreShape } from "../../src/mvcc/kv.js"
 import { serviceDefinition } from "../../src/proto/load.js"
 import { makeCallRunner } from "../../src/server/grpc-bridge.js"
 import { passThroughSerializer } from "../../src/server/grpc-raw-writer.js"
 import { makeHeader } from "../../src/server/header.js"
 import { makeWatchService } from "../../src/server/watch-server.js"
-import { layer as watchableLayer, WatchableStore, type WatchableStoreShape } from "../../src/watch/watchable-store.js"
+import type { WatchableStoreShape } from "../../src/watch/watchable-store.js"
 import type { WatchStream } from "../../src/watch/watch-stream.js"
-import { eventually } from "./support/in-process.js"
+import { eventually, startMember } from "./support/in-process.js"
 import { RawWatch } from "./support/raw-watch.js"
 
 const b = (s: string) => Buffer.from(s)
@@ -54,6 +52,7 @@ describe("Watch stream supervision", () => {
   let watchable: WatchableStoreShape
   let endpoint: string
   let server: grpc.Server
+  let member: Awaited<ReturnType<typeof startMember>> | undefined
   const scope = Effect.runSync(Scope.make())
   const errors: Array<string> = []
   const streams: Array<RawWatch> = []
@@ -65,14 +64,10 @@ describe("Watch stream supervision", () => {
   const put = (k: string) => Effect.runPromise(store.put({ key: b(k), value: b("v") }))
 
   beforeAll(async () => {
-    const ctx = await Effect.runPromise(
-      Layer.buildWithScope(
-        watchableLayer.pipe(Layer.provideMerge(layerDefault.pipe(Layer.provide(layerMemory)))),
-        scope
-      )
-    )
-    store = Context.get(ctx, MvccStore)
-    watchable = Context.get(ctx, WatchableStore)
+    // a member's stores (its own gRPC server stays idle); the Watch service under test gets its own
+    member = await startMember()
+    store = member.store
+    watchable = member.watchable
     const logger = Logger.make(({ logLevel, message }) => {
       if (logLevel._tag === "Error") errors.push(String(Array.isArray(message) ? message[0] : message))
     })
@@ -103,6 +98,7 @@ describe("Watch stream supervision", () => {
     for (const w of streams) w.close()
     server?.forceShutdown()
     await Effect.runPromise(Scope.close(scope, Exit.void))
+    await member?.close()
   })
 
   /** Opens a stream with two watchers and what `setup` adds, then makes `fiber` die with `trigger`. */
