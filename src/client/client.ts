@@ -1,7 +1,9 @@
 /**
  * EtcdClient: the Effect-native etcd v3 client. One gRPC channel, and on it the KV, Lease,
- * Maintenance and Watch APIs. Built by `EtcdClient.layer(config)`; the layer's scope owns the
- * channel and every watch stream, so closing it ends them all.
+ * Maintenance and Watch APIs. Built by `EtcdClient.layer(config)` from two services with layers of
+ * their own: ClientConnection (the channel) and WatchStreams (the registry of gRPC watch streams
+ * and their substreams, on that channel). The layer's scope owns both, so closing it ends every
+ * watch stream, then closes the channel.
  *
  *   const program = Effect.gen(function*() {
  *     const etcd = yield* EtcdClient
@@ -12,14 +14,15 @@
 import { type Config, type ConfigError, Context, Effect, Layer, Schedule, type Scope, type Stream } from "effect"
 import type { EtcdError } from "../errors.js"
 import { defaultWatchRetrySchedule, type EtcdClientConfig } from "./config.js"
-import { makeConnection } from "./connection.js"
+import { ClientConnection } from "./connection.js"
 import { type KV, makeKV } from "./kv.js"
 import { type Lease, makeLease } from "./lease.js"
 import { type Maintenance, makeMaintenance } from "./maintenance.js"
 import type { WatchError } from "./watch-errors.js"
 import type { WatchOptions } from "./watch-options.js"
 import type { WatchResponse } from "./watch-response.js"
-import { makeWatcher, type ProgressOptions } from "./watcher.js"
+import { type ProgressOptions, watcherOf } from "./watcher.js"
+import { WatchStreams } from "./watch-streams.js"
 
 export interface EtcdClientService {
   readonly kv: KV
@@ -43,31 +46,42 @@ export interface EtcdClientOptions extends EtcdClientConfig {
 /** Lease keep-alive streams retry faster than a lease can expire: 10 ms, doubling, at most 500 ms. */
 const leaseRetrySchedule = Schedule.exponential("10 millis").pipe(Schedule.union(Schedule.spaced("500 millis")))
 
+/** The client's parts, each built once: the channel, then the watch registry on it. */
+const clientServices = (options: EtcdClientOptions): Layer.Layer<ClientConnection | WatchStreams, EtcdError> =>
+  WatchStreams.layer({
+    retrySchedule: options.watchRetrySchedule ?? defaultWatchRetrySchedule,
+    bufferLimit: options.watchBufferLimit
+  }).pipe(Layer.provideMerge(ClientConnection.layer(options)))
+
+/** The EtcdClient service from its parts (resolved here, once; nothing is looked up per call). */
+const fromServices: Effect.Effect<EtcdClientService, never, ClientConnection | WatchStreams> = Effect.gen(function*() {
+  const connection = yield* ClientConnection
+  const watcher = watcherOf(yield* WatchStreams)
+  return {
+    kv: makeKV(connection),
+    lease: makeLease(connection, { retrySchedule: leaseRetrySchedule }),
+    maintenance: makeMaintenance(connection),
+    watch: watcher.watch,
+    requestProgress: watcher.requestProgress
+  }
+})
+
+const layerOf = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError> =>
+  Layer.effect(EtcdClient, fromServices).pipe(Layer.provide(clientServices(options)))
+
+/** A client owned by the current scope (the layer, built in place). */
 export const make = (options: EtcdClientOptions): Effect.Effect<EtcdClientService, EtcdError, Scope.Scope> =>
-  Effect.gen(function*() {
-    const connection = yield* makeConnection(options)
-    const watcher = yield* makeWatcher(connection, {
-      retrySchedule: options.watchRetrySchedule ?? defaultWatchRetrySchedule,
-      bufferLimit: options.watchBufferLimit
-    })
-    return {
-      kv: makeKV(connection),
-      lease: makeLease(connection, { retrySchedule: leaseRetrySchedule }),
-      maintenance: makeMaintenance(connection),
-      watch: watcher.watch,
-      requestProgress: watcher.requestProgress
-    }
-  })
+  Effect.map(Layer.build(layerOf(options)), (context) => Context.get(context, EtcdClient))
 
 export class EtcdClient extends Context.Tag("etcd-effect/client/EtcdClient")<EtcdClient, EtcdClientService>() {
   /** A client from a config value. Fails with EtcdError when no endpoint answers within dialTimeout. */
   static readonly layer = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError> =>
-    Layer.scoped(EtcdClient, make(options))
+    layerOf(options)
 
   /** A client from an Effect Config (e.g. `clientConfigFromEnv`, etcdctl's ETCDCTL_* variables). */
   static readonly layerConfig = (
     config: Config.Config<EtcdClientOptions>
   ): Layer.Layer<EtcdClient, EtcdError | ConfigError.ConfigError> =>
-    Layer.scoped(EtcdClient, Effect.flatMap(config, make))
+    Layer.unwrapEffect(Effect.map(config, layerOf))
 }
 

@@ -7,7 +7,7 @@
  * the call.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, type Scope } from "effect"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 import { EtcdError, GrpcCode } from "../errors.js"
@@ -241,3 +241,10 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
 
     return { client, metadata, unary, requestTimeout } satisfies Connection
   })
+
+/** The client's channel as a service: what its KV, Lease, Maintenance and Watch parts share. */
+export class ClientConnection extends Context.Tag("etcd-effect/client/ClientConnection")<ClientConnection, Connection>() {
+  /** Dials the cluster; the layer's scope closes the channel. */
+  static readonly layer = (config: EtcdClientConfig): Layer.Layer<ClientConnection, EtcdError> =>
+    Layer.scoped(ClientConnection, makeConnection(config))
+}

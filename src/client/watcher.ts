@@ -1,19 +1,16 @@
 /**
- * The Watch API (clientv3's `watcher`): watches grouped into gRPC streams by their metadata, each
- * stream a fiber in a FiberMap owned by the client's scope.
+ * The Watch API (clientv3's `watcher`): each watch a substream of the gRPC stream for its
+ * metadata, in the WatchStreams registry (a service owned by the client's layer).
  *
  * `watch(key, options)` is a Stream whose scope is the watch: the consumer stopping (end, take,
  * interrupt) cancels the watch on the server; closing the client ends every watch Stream.
  */
-import { Effect, Exit, FiberMap, type Schedule, type Scope, Stream } from "effect"
+import { Effect, Stream } from "effect"
 import { WatchBuffer } from "./watch-buffer.js"
-import type { Connection } from "./connection.js"
-import { WatchGrpcStream } from "./watch-grpc-stream.js"
 import type { WatchError } from "./watch-errors.js"
-import { streamKey, watchMetadata, type WatchOptions, type WatchSpec, watchSpec } from "./watch-options.js"
+import { watchMetadata, type WatchOptions, watchSpec } from "./watch-options.js"
 import type { WatchResponse } from "./watch-response.js"
-
-type Buffer = WatchBuffer<WatchResponse, WatchError>
+import { WatchStreams, type WatchStreamsService } from "./watch-streams.js"
 
 export interface ProgressOptions {
   readonly requireLeader?: boolean | undefined
@@ -34,76 +31,33 @@ export interface Watcher {
   readonly requestProgress: (options?: ProgressOptions) => Effect.Effect<void>
 }
 
-export interface WatcherOptions {
-  readonly retrySchedule: Schedule.Schedule<unknown>
-  readonly bufferLimit: number | undefined
+/** The Watch API over a WatchStreams registry (resolved once, by the caller). */
+export const watcherOf = (streams: WatchStreamsService): Watcher => {
+  const watch = (key: string | Uint8Array, watchOptions: WatchOptions = {}): Stream.Stream<WatchResponse, WatchError> =>
+    Stream.unwrapScoped(
+      Effect.gen(function*() {
+        const spec = watchSpec(key, watchOptions)
+        const metadata = watchMetadata(watchOptions)
+        const buffer = new WatchBuffer<WatchResponse, WatchError>()
+        const substream = yield* Effect.acquireRelease(
+          streams.register(spec, metadata, buffer),
+          (s) => Effect.sync(() => s?.unregister())
+        )
+        const responses = buffer.stream
+        if (substream === undefined || streams.bufferLimit === undefined) return responses
+        // Each chunk taken may bring the buffers under the limit again: resume reading.
+        return Stream.mapChunks(responses, (chunk) => {
+          substream.maybeResume()
+          return chunk
+        })
+      })
+    )
+
+  const requestProgress = (progressOptions: ProgressOptions = {}): Effect.Effect<void> =>
+    Effect.sync(() => streams.requestProgress(watchMetadata(progressOptions)))
+
+  return { watch, requestProgress } satisfies Watcher
 }
 
-export const makeWatcher = (
-  connection: Connection,
-  options: WatcherOptions
-): Effect.Effect<Watcher, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const fibers = yield* FiberMap.make<string>()
-    const streams = new Map<string, WatchGrpcStream>()
-    let closed = false
-    // Runs before the FiberMap's own finalizer (reverse order): no new streams during shutdown.
-    yield* Effect.addFinalizer(() => Effect.sync(() => (closed = true)))
-
-    /** Registers a watch on the stream for its metadata, starting that stream's fiber if new. */
-    const register = (spec: WatchSpec, metadata: Readonly<Record<string, string>>, buffer: Buffer) =>
-      Effect.suspend(() => {
-        const key = streamKey(metadata)
-        const existing = streams.get(key)
-        if (existing !== undefined && !existing.closed) {
-          return Effect.succeed({ stream: existing, ws: existing.register(spec, buffer) })
-        }
-        const stream = new WatchGrpcStream({
-          connection,
-          metadata,
-          retrySchedule: options.retrySchedule,
-          bufferLimit: options.bufferLimit,
-          onClosed: (s) => {
-            if (streams.get(key) === s) streams.delete(key)
-          }
-        })
-        streams.set(key, stream)
-        // Register before the fiber starts, so its first session finds the watch.
-        const ws = stream.register(spec, buffer)
-        return FiberMap.run(fibers, key, stream.run).pipe(Effect.as({ stream, ws }))
-      })
-
-    const watch = (key: string | Uint8Array, watchOptions: WatchOptions = {}): Stream.Stream<WatchResponse, WatchError> =>
-      Stream.unwrapScoped(
-        Effect.gen(function*() {
-          const spec = watchSpec(key, watchOptions)
-          const metadata = watchMetadata(watchOptions)
-          const buffer = new WatchBuffer<WatchResponse, WatchError>()
-          const registration = yield* Effect.acquireRelease(
-            Effect.gen(function*() {
-              if (closed) {
-                buffer.end(Exit.void)
-                return undefined
-              }
-              return yield* register(spec, metadata, buffer)
-            }),
-            (r) => Effect.sync(() => r?.stream.unregister(r.ws))
-          )
-          const responses = buffer.stream
-          if (registration === undefined || options.bufferLimit === undefined) return responses
-          const stream = registration.stream
-          // Each chunk taken may bring the buffers under the limit again: resume reading.
-          return Stream.mapChunks(responses, (chunk) => {
-            stream.maybeResume()
-            return chunk
-          })
-        })
-      )
-
-    const requestProgress = (progressOptions: ProgressOptions = {}): Effect.Effect<void> =>
-      Effect.sync(() => {
-        streams.get(streamKey(watchMetadata(progressOptions)))?.requestProgress()
-      })
-
-    return { watch, requestProgress } satisfies Watcher
-  })
+/** The Watch API of the WatchStreams service in context. */
+export const makeWatcher: Effect.Effect<Watcher, never, WatchStreams> = Effect.map(WatchStreams, watcherOf)

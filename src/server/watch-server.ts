@@ -18,6 +18,9 @@
  * - ticker (only once a watcher asked for progress_notify): a Tick every interval, with a jitter
  *   of up to a tenth of it drawn once per stream.
  *
+ * Supervision: the stream's fibers end with it. A defect in any of them ends the stream (Internal,
+ * one error log line) and cancels its watchers; see `supervised` below.
+ *
  * Rules of the send fiber (etcd-watch.md §3.15): a response for an id whose created response is
  * not out yet waits in `pending` and is flushed right after it; after an id's cancel response
  * nothing more is sent for it (what is left of it is dropped); a response for watch id -1
@@ -25,7 +28,7 @@
  * modRevision-1, for every event that is not a create.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { type Chunk, Deferred, Duration, Effect, Mailbox, Random, type Scope } from "effect"
+import { Cause, type Chunk, Deferred, Duration, Effect, Exit, Mailbox, Random, type Scope } from "effect"
 import { EtcdError, Errors } from "../errors.js"
 import { isCreate } from "../mvcc/key-value.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
@@ -38,7 +41,7 @@ import type {
 import type { WatchServer } from "../proto/services.js"
 import type { WatchableStoreShape } from "../watch/watchable-store.js"
 import type { WatchStream } from "../watch/watch-stream.js"
-import type { FilterType, WatchId, WatchResponse } from "../watch/watcher.js"
+import { type FilterType, toWatchId, type WatchId, type WatchResponse } from "../watch/watcher.js"
 import { serviceDefinition } from "../proto/load.js"
 import { type CallRunner, readBatch } from "./grpc-bridge.js"
 import { statusText } from "../auth/errors.js"
@@ -239,6 +242,14 @@ export class StreamState {
   }
 }
 
+/** A fiber of a watch stream stopped on a defect; the defect is its `cause`. */
+export class WatchStreamDefect extends Error {
+  constructor(readonly fiber: string, cause: unknown) {
+    super(`watch stream ${fiber} fiber: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    this.name = "WatchStreamDefect"
+  }
+}
+
 /** The key range of a create request (etcd-watch.md §3.3). */
 const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Array | undefined } => {
   const key = c.key.byteLength === 0 ? ZERO_KEY : c.key
@@ -268,6 +279,21 @@ export const serverWatchStream = (
 
     const ctrl = (id: WatchId, kind: CtrlKind, response: WatchResponseInit) =>
       inbox.offer({ _tag: "Ctrl", id, kind, response })
+
+    /**
+     * Supervision: recv, pump, send and the ticker end only with the stream (interrupted by its scope) or
+     * through `ended`. Any other exit of one of them — a defect, above all — ends the whole
+     * stream with it: the call's fiber fails, so the bridge logs it once at error level and
+     * answers Internal (a defect's status, as grpc-go's recovery interceptor answers a handler
+     * panic; clientv3 treats Internal as transient and resumes its watches on a new stream), and
+     * closing the call's scope closes the mvcc WatchStream, so its watchers leave the store
+     * (synced, unsynced or victims) instead of being retried for a stream nobody sends on.
+     */
+    const supervised = (name: string, loop: Effect.Effect<unknown>) =>
+      Effect.onExit(loop, (exit) =>
+        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
+          ? Deferred.failCause(ended, Cause.die(new WatchStreamDefect(name, Cause.squash(exit.cause))))
+          : Effect.void)
 
     const ticker = Effect.gen(function*() {
       const jitter = yield* Random.nextIntBetween(0, Math.max(1, Math.floor(interval / 10)))
@@ -300,7 +326,7 @@ export const serverWatchStream = (
         }
         const { key, end } = normaliseRange(c)
         return ws.watch({
-          id: toNumber(c.watch_id),
+          id: toWatchId(c.watch_id),
           key,
           end,
           startRev,
@@ -324,7 +350,7 @@ export const serverWatchStream = (
               const announce = ctrl(id, "created", response)
               if (!c.progress_notify || tickerStarted) return announce
               tickerStarted = true
-              return Effect.zipRight(Effect.forkIn(ticker, scope), announce)
+              return Effect.zipRight(Effect.forkIn(supervised("ticker", ticker), scope), announce)
             }
           })
         )
@@ -332,7 +358,7 @@ export const serverWatchStream = (
 
     const cancel = (rawId: string): Effect.Effect<void> =>
       Effect.suspend(() => {
-        const id = toNumber(rawId)
+        const id = toWatchId(rawId)
         return ws.cancel(id).pipe(
           Effect.matchEffect({
             // an unknown id gets no response ("mvcc: watcher does not exist" is swallowed)
@@ -422,8 +448,8 @@ export const serverWatchStream = (
       }
     })
 
-    yield* Effect.forkIn(recvLoop, scope)
-    yield* Effect.forkIn(pump, scope)
-    yield* Effect.forkIn(sendLoop, scope)
+    yield* Effect.forkIn(supervised("recv", recvLoop), scope)
+    yield* Effect.forkIn(supervised("pump", pump), scope)
+    yield* Effect.forkIn(supervised("send", sendLoop), scope)
     return yield* Deferred.await(ended)
   })

@@ -11,7 +11,7 @@
 import { isCreate, type Event, type KeyValue } from "../mvcc/key-value.js"
 import { encodeKeyValue, putVarintBig, putVarintNum as putVarint, varintSizeBig, varintSizeNum } from "../mvcc/kv-codec.js"
 import type { ResponseHeaderInit, WatchResponseInit } from "../proto/messages.js"
-import type { WatchResponse } from "../watch/watcher.js"
+import type { WatchId, WatchResponse } from "../watch/watcher.js"
 import type { MakeHeader } from "./header.js"
 
 /** Field tags of etcdserverpb.WatchResponse and mvccpb.Event (wire type in the low 3 bits). */
@@ -180,7 +180,9 @@ export class FrameWriter {
   }
 
   /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
-  response(head: Uint8Array, watchId: number, tail: Uint8Array | undefined): void {
+  response(head: Uint8Array, watchId: WatchId, tail: Uint8Array | undefined): void {
+    // ids beyond ±(2^53 − 1) are bigints (see WatchId): rare, kept off the number path
+    if (typeof watchId !== "number") return this.responseBigId(head, watchId, tail)
     const idLen = watchId === 0 ? 0 : 1 + varintSizeNum(watchId)
     const n = head.length + idLen + (tail?.length ?? 0)
     const b = this.reserve(FRAME_PREFIX_BYTES + n)
@@ -195,6 +197,25 @@ export class FrameWriter {
       b[p++] = TAG_WATCH_ID
       p = putVarint(b, p, watchId)
     }
+    if (tail !== undefined) {
+      b.set(tail, p)
+      p += tail.length
+    }
+    this.len = p
+  }
+
+  private responseBigId(head: Uint8Array, watchId: bigint, tail: Uint8Array | undefined): void {
+    const n = head.length + 1 + varintSizeBig(watchId) + (tail?.length ?? 0)
+    const b = this.reserve(FRAME_PREFIX_BYTES + n)
+    this.mark()
+    let p = this.len
+    b[p] = 0
+    b.writeUInt32BE(n, p + 1)
+    p += FRAME_PREFIX_BYTES
+    b.set(head, p)
+    p += head.length
+    b[p++] = TAG_WATCH_ID
+    p = putVarintBig(b, p, watchId)
     if (tail !== undefined) {
       b.set(tail, p)
       p += tail.length

@@ -14,6 +14,7 @@ import {
   ProgressAllWatchId,
   type FilterType,
   type ResponseSink,
+  toWatchId,
   type WatchId,
   type Watcher,
   type WatchResponse
@@ -21,7 +22,7 @@ import {
 
 /** A Watch call (mvcc.WatchStream.Watch arguments). */
 export interface WatchRequest {
-  /** 0 or absent: allocate one */
+  /** 0 or absent: allocate one (auto ids count from 0, skipping ids in use) */
   readonly id?: WatchId | undefined
   readonly key: Uint8Array
   /** absent: the single key; empty: every key >= key (from-key); otherwise [key, end) */
@@ -119,7 +120,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
     if (this.closed) throw WatchError.make("StreamClosed")
     const startRev = req.startRev ?? 0
     if (startRev < 0) throw WatchError.make("Compacted")
-    let id = req.id ?? AutoWatchId
+    let id = req.id === undefined ? AutoWatchId : toWatchId(req.id)
     if (id === AutoWatchId) {
       while (this.watchers.has(this.nextId)) this.nextId++
       id = this.nextId++
@@ -150,7 +151,8 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
     })
   }
 
-  unsafeCancel(id: WatchId): boolean {
+  unsafeCancel(rawId: WatchId): boolean {
+    const id = toWatchId(rawId)
     const w = this.watchers.get(id)
     if (w === undefined) return false
     this.watchers.delete(id)

@@ -5,7 +5,27 @@
  */
 import { EventType, type Event } from "../mvcc/key-value.js"
 
-export type WatchId = number
+/**
+ * An int64 watch id (etcd's mvcc.WatchID), in one canonical form per value: a number when it is a
+ * safe integer (|id| ≤ 2^53 − 1), a bigint otherwise. Since no value has two forms, Map keys and
+ * `===` compare ids exactly over all of int64 (2^53 and 2^53 + 1 stay two ids), while the ids the
+ * stream allocates, and any a client picks below 2^53, stay plain numbers on the per-response path.
+ * Make ids from outside with `toWatchId`.
+ */
+export type WatchId = number | bigint
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER)
+
+/** The canonical WatchId of an int64: a decimal string (as decoded from the wire), number or bigint. */
+export const toWatchId = (v: string | number | bigint): WatchId => {
+  if (typeof v === "number") return Number.isSafeInteger(v) ? v : BigInt(v)
+  if (typeof v === "string") {
+    // up to 15 characters (sign included) is below 10^15 < 2^53: exact as a number
+    if (v.length <= 15) return Number(v)
+    v = BigInt(v)
+  }
+  return v >= -MAX_SAFE && v <= MAX_SAFE ? Number(v) : v
+}
 
 /** Watch id 0 asks the stream to allocate one (clientv3.AutoWatchID). */
 export const AutoWatchId: WatchId = 0

@@ -1,7 +1,7 @@
 /**
  * The fast WatchResponse encoder (src/server/watch-wire.ts) against proto-loader's encoding of the
  * same response built as an object: byte for byte, including prev_kv, DELETE events, negative ids,
- * compaction and progress responses, and with the encoder's caches warm (responses that share an
+ * int64 ids beyond 2^53, compaction and progress responses, and with the encoder's caches warm (responses that share an
  * events array, repeated revisions and ids).
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -12,7 +12,7 @@ import { serviceDefinition } from "../../src/proto/load.js"
 import { makeHeader } from "../../src/server/header.js"
 import { StreamState } from "../../src/server/watch-server.js"
 import { FRAME_PREFIX_BYTES, FrameWriter } from "../../src/server/watch-wire.js"
-import type { WatchResponse } from "../../src/watch/watcher.js"
+import { toWatchId, type WatchResponse } from "../../src/watch/watcher.js"
 
 const method = serviceDefinition("Watch")["Watch"]!
 const serialize = method.responseSerialize as (v: unknown) => Buffer
@@ -29,7 +29,14 @@ const kv: fc.Arbitrary<KeyValue> = fc.record({
 })
 const event = fc.record({ type: fc.constantFrom(0 as const, 1 as const), kv })
 const response: fc.Arbitrary<WatchResponse> = fc.record({
-  watchId: fc.oneof(fc.constant(0), fc.constant(-1), fc.integer({ min: 1, max: 100_000 })),
+  watchId: fc.oneof(
+    fc.constant(0),
+    fc.constant(-1),
+    fc.integer({ min: 1, max: 100_000 }),
+    // any int64 a client may pick, in its canonical form (a bigint beyond ±(2^53 − 1))
+    fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(toWatchId),
+    fc.constantFrom(2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n)).map(toWatchId)
+  ),
   revision: fc.oneof(fc.constant(0), rev),
   compactRevision: fc.oneof({ weight: 5, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: rev }),
   events: fc.array(event, { maxLength: 4 })

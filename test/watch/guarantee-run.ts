@@ -18,7 +18,7 @@ import type { Event } from "../../src/mvcc/key-value.js"
 import { MvccStore, type MvccStoreShape } from "../../src/mvcc/kv.js"
 import { WatchableStore, type WatchableStoreConfig } from "../../src/watch/watchable-store.js"
 import { attachPrevKv, type WatchStream } from "../../src/watch/watch-stream.js"
-import { FilterType } from "../../src/watch/watcher.js"
+import { FilterType, type WatchId } from "../../src/watch/watcher.js"
 import {
   buildModel,
   type CheckCoverage,
@@ -228,7 +228,7 @@ export const newCoverage = (): Coverage => ({
 interface StreamRec {
   readonly ws: WatchStream
   stalled: boolean
-  readonly byId: Map<number, WatchRec>
+  readonly byId: Map<WatchId, WatchRec>
   /** recipients of each -1 progress response still in the channel */
   readonly allQueue: Array<ReadonlyArray<WatchRec>>
 }

@@ -5,7 +5,7 @@
  */
 import { expect } from "@effect/vitest"
 import { type Event, EventType, isCreate, type KeyValue } from "../../src/mvcc/key-value.js"
-import type { WatchResponse } from "../../src/watch/watcher.js"
+import type { WatchId, WatchResponse } from "../../src/watch/watcher.js"
 import { b, s } from "./helpers.js"
 
 export type RangeSpec =
@@ -25,7 +25,7 @@ export type Item =
 
 export interface WatchRec {
   readonly stream: number
-  readonly id: number
+  readonly id: WatchId
   readonly range: RangeSpec
   readonly startRev: number
   readonly createdAt: number

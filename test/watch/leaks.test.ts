@@ -7,6 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Scope, Exit, Supervisor, TestClock } from "effect"
 import { MvccStore } from "../../src/mvcc/kv.js"
 import { WatchableStore } from "../../src/watch/watchable-store.js"
+import type { WatchId } from "../../src/watch/watcher.js"
 import { b, drain, put, settle, watchLayer } from "./helpers.js"
 
 const gauges = (store: WatchableStore["Type"]) => ({
@@ -92,10 +93,10 @@ describe("no leaks", () => {
       for (let i = 0; i < 30; i++) yield* put(`p${i % 3}`, String(i)) // revs 2..31
       yield* st.compact(10)
       const ws = yield* store.newWatchStream
-      const ids: Array<number> = []
+      const ids: Array<WatchId> = []
       for (let i = 0; i < 1200; i++) ids.push(yield* ws.watch({ key: b("p"), end: b("q"), startRev: i % 3 === 0 ? 5 : 12 }))
       expect(store.unsyncedWatcherCount()).toBe(1200)
-      const got: Array<{ watchId: number; compactRevision: number; events: ReadonlyArray<unknown> }> = []
+      const got: Array<{ watchId: WatchId; compactRevision: number; events: ReadonlyArray<unknown> }> = []
       const taker = yield* Effect.fork(
         Effect.forever(Effect.flatMap(ws.takeAll, ([c]) => Effect.sync(() => got.push(...c))))
       )

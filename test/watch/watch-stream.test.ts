@@ -4,7 +4,7 @@ import { EventType } from "../../src/mvcc/key-value.js"
 import { MvccStore, type MvccStoreShape } from "../../src/mvcc/kv.js"
 import { WatchableStore } from "../../src/watch/watchable-store.js"
 import { attachPrevKv } from "../../src/watch/watch-stream.js"
-import { FilterType } from "../../src/watch/watcher.js"
+import { FilterType, type WatchId } from "../../src/watch/watcher.js"
 import { b, del, drain, put, revs, s, settle, watchLayer } from "./helpers.js"
 
 const errorOf = <A, E>(eff: Effect.Effect<A, E>) =>
@@ -27,7 +27,7 @@ describe("watchStream ids and errors", () => {
       yield* ws.cancel(2)
       expect(yield* ws.watch({ key: b("foo") })).toBe(3)
       expect(yield* ws.watch({ id: -7, key: b("foo") })).toBe(-7)
-      expect([...ws.ids()].sort((x, y) => x - y)).toEqual([-7, 0, 1, 3])
+      expect([...ws.ids()].sort((x, y) => Number(x) - Number(y))).toEqual([-7, 0, 1, 3])
     }).pipe(Effect.provide(watchLayer())))
 
   it.scoped("empty range, closed stream and unknown cancel give etcd's exact errors", () =>
@@ -218,7 +218,7 @@ describe("unsynced path and victims (TestClock)", () => {
       for (let i = 0; i < 6; i++) yield* put("v")
       expect(store.victimCount()).toBe(2)
       expect(store.pendingEventsCount()).toBe(2)
-      const all: Array<{ watchId: number; events: ReadonlyArray<{ kv: { modRevision: number } }> }> = []
+      const all: Array<{ watchId: WatchId; events: ReadonlyArray<{ kv: { modRevision: number } }> }> = []
       for (let round = 0; round < 40 && (all.length < 12 || store.slowWatcherCount() > 0); round++) {
         all.push(...(yield* drain(ws)))
         yield* TestClock.adjust("10 millis")
@@ -297,7 +297,7 @@ describe("progress", () => {
       for (let i = 0; i < 3; i++) yield* put("x") // rev 4
       const ws = yield* store.newWatchStream
       const cases = [0, 2, 4, 5, 6]
-      const ids: Array<number> = []
+      const ids: Array<WatchId> = []
       for (const startRev of cases) ids.push(yield* ws.watch({ key: b("k"), startRev }))
       // before the sync loop the past watcher is unsynced: no answer for it
       yield* ws.requestProgress(ids[1]!)
