@@ -97,7 +97,7 @@ describe("the npm package, installed from its tarball", () => {
     expect(files).toContain("dist/src/index.d.ts")
     expect(files).toContain("dist/cli/main.js")
     expect(files).toEqual(expect.arrayContaining(["proto/rpc.proto", "proto/kv.proto", "proto/auth.proto", "README.md", "package.json"]))
-    const stray = files.filter((f) => /^(test|bench|docs|src)\//.test(f) || f.startsWith("dist/test/") || f.startsWith("dist/bench/") || f.endsWith(".tsbuildinfo"))
+    const stray = files.filter((f) => /^(test|bench|benchmarks|docs|src)\//.test(f) || f.startsWith("dist/test/") || f.startsWith("dist/benchmarks/") || f.endsWith(".tsbuildinfo"))
     expect(stray).toEqual([])
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules/etcd-effect/package.json"), "utf8"))
     expect(manifest.engines.node).toBeDefined()
