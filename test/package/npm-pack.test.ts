@@ -104,6 +104,13 @@ describe("the npm package, installed from its tarball", () => {
     expect(manifest.license).toBe("Apache-2.0")
   })
 
+  it("the load generator is the subpath etcd-effect/bench, not part of the root export", async () => {
+    const probe = `const root = await import("etcd-effect"); const bench = await import("etcd-effect/bench");
+      console.log(JSON.stringify({ rootBench: "Bench" in root, run: typeof bench.run, client: typeof root.Client.EtcdClient }))`
+    const out = await sh("node", ["--input-type=module", "-e", probe], app)
+    expect(JSON.parse(out)).toEqual({ rootBench: false, run: "function", client: "function" })
+  }, 60_000)
+
   it("npx etcd-effect serves, and its put, get and watch work against it", async () => {
     const bin = path.join(app, "node_modules/.bin/etcd-effect")
     const port = await freePort()
