@@ -38,6 +38,10 @@ export class EtcdError extends Schema.TaggedError<EtcdError>()("EtcdError", {
   message: Schema.String
 }) {}
 
+/** The text of an unknown failure cause: its `message` when it has one (an Error), else its string form. */
+export const errorText = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
+
 const make = (code: GrpcCode, message: string) => (): EtcdError => new EtcdError({ code, message })
 
 /** The errors of rpctypes/error.go that this project produces. Functions, so each failure is a fresh value. */

@@ -33,6 +33,7 @@
 import * as fs from "node:fs"
 import { Effect, Layer, type Scope } from "effect"
 import { open, type Database, type RootDatabase } from "lmdb"
+import { errorText } from "../errors.js"
 import { Backend, BackendError, type BackendShape, type BucketName, type WriteOp } from "./backend.js"
 import { fsyncDir, type LockMode, openDataDir } from "./data-dir.js"
 import { BUCKETS, SnapshotWriter } from "./snapshot-format.js"
@@ -102,7 +103,6 @@ const seqBytes = (n: number): Buffer => {
   return b
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
 type Dbs = Record<BucketName, Database<Buffer, Uint8Array>>
 
