@@ -2,7 +2,7 @@
  * etcd's errors as values: the exact message text and the gRPC status code the v3 API answers with
  * (api/v3rpc/rpctypes). Every layer fails with `EtcdError`; the gRPC server maps `code` to the status.
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 
 /** gRPC status codes (the subset etcd uses, numbered as in grpc's codes.proto). */
 export const GrpcCode = {
@@ -26,11 +26,21 @@ export const GrpcCode = {
 } as const
 export type GrpcCode = (typeof GrpcCode)[keyof typeof GrpcCode]
 
-/** An error as etcd reports it over gRPC: `message` is the status description, byte for byte. */
-export class EtcdError extends Data.TaggedError("EtcdError")<{
-  readonly code: GrpcCode
-  readonly message: string
-}> {}
+/** A gRPC status code as a Schema (one of `GrpcCode`). */
+export const GrpcCodeSchema: Schema.Schema<GrpcCode> = Schema.Literal(...Object.values(GrpcCode))
+
+/**
+ * An error as etcd reports it over gRPC: `message` is the status description, byte for byte. A
+ * Schema class, so it crosses process and wire boundaries (`Schema.encode(EtcdError)`) intact.
+ */
+export class EtcdError extends Schema.TaggedError<EtcdError>()("EtcdError", {
+  code: GrpcCodeSchema,
+  message: Schema.String
+}) {}
+
+/** The text of an unknown failure cause: its `message` when it has one (an Error), else its string form. */
+export const errorText = (e: unknown): string =>
+  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
 
 const make = (code: GrpcCode, message: string) => (): EtcdError => new EtcdError({ code, message })
 

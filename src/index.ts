@@ -10,11 +10,13 @@
  * - `Client`: the Effect-native etcd client (`Client.EtcdClient`)
  * - `Proto`: the etcd v3 protos as loaded for grpc-js
  * - `Kubernetes`: the apiserver's storage (etcd3 and etcd2), watch cache and list/watch API
+ *
+ * The load generator of `etcd-effect bench` is not here: it is the subpath `etcd-effect/bench`
+ * (src/bench/index.ts). test/package/public-api.txt lists every name this module exports.
  */
 export { EtcdError, Errors, GrpcCode } from "./errors.js"
 export * as Auth from "./auth/index.js"
 export * as Backend from "./backend/index.js"
-export * as Bench from "./bench/index.js"
 export * as Client from "./client/index.js"
 export * as Lease from "./lease/index.js"
 export * as Mvcc from "./mvcc/index.js"

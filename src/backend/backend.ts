@@ -9,7 +9,7 @@
  *   committed together (group commit), so many concurrent writers share one fsync.
  * - Reads never block and never fail once the backend is open; keys compare bytewise.
  */
-import { Context, Data, type Effect } from "effect"
+import { Context, type Effect, Schema } from "effect"
 
 /**
  * etcd's buckets: "key" (revision → KeyValue), "meta" (revisions, compaction marks), "lease", and
@@ -24,11 +24,11 @@ export interface WriteOp {
   readonly value: Uint8Array | undefined
 }
 
-export class BackendError extends Data.TaggedError("BackendError")<{
-  readonly reason: "Locked" | "NotADataDir" | "Unreadable" | "WriteFailed" | "Closed"
-  readonly message: string
-  readonly cause?: unknown
-}> {}
+export class BackendError extends Schema.TaggedError<BackendError>()("BackendError", {
+  reason: Schema.Literal("Locked", "NotADataDir", "Unreadable", "WriteFailed", "Closed"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.Unknown)
+}) {}
 
 export interface BackendShape {
   /** the latest value of `key`, staged batches included */

@@ -33,6 +33,7 @@
 import * as fs from "node:fs"
 import { Effect, Layer, type Scope } from "effect"
 import { open, type Database, type RootDatabase } from "lmdb"
+import { errorText } from "../errors.js"
 import { Backend, BackendError, type BackendShape, type BucketName, type WriteOp } from "./backend.js"
 import { fsyncDir, type LockMode, openDataDir } from "./data-dir.js"
 import { BUCKETS, SnapshotWriter } from "./snapshot-format.js"
@@ -102,16 +103,18 @@ const seqBytes = (n: number): Buffer => {
   return b
 }
 
-const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e))
 
 type Dbs = Record<BucketName, Database<Buffer, Uint8Array>>
 
-/** Writes ops into the current lmdb-js batch (inside `root.batch`). */
+/**
+ * Writes ops into the current lmdb-js batch (inside `root.batch`). Each put/remove's own promise is
+ * the batch's: its caller awaits `root.batch(…)`, so the per-op promises are dropped (`void`).
+ */
 const putOps = (dbs: Dbs, ops: ReadonlyArray<WriteOp>) => {
   for (const op of ops) {
     const db = dbs[op.bucket]
-    if (op.value === undefined) db.remove(asBuffer(op.key))
-    else db.put(asBuffer(op.key), op.value as Buffer)
+    if (op.value === undefined) void db.remove(asBuffer(op.key))
+    else void db.put(asBuffer(op.key), op.value as Buffer)
   }
 }
 
@@ -180,7 +183,7 @@ export const makeLmdbBackend = (
         try: () =>
           env.root.batch(() => {
             for (const r of wal.records) putOps(env.dbs, r.ops)
-            env.walDb.put(APPLIED_KEY, seqBytes(last))
+            void env.walDb.put(APPLIED_KEY, seqBytes(last)) // settled with the batch
           }),
         catch: (e) => unreadable("cannot replay the write-ahead log into LMDB", e)
       })
@@ -410,7 +413,7 @@ const makeCore = (options: CoreOptions) => {
     try {
       done = root.batch(() => {
         for (const b of group) putOps(dbs, b.ops)
-        walDb.put(APPLIED_KEY, seqBytes(mark))
+        void walDb.put(APPLIED_KEY, seqBytes(mark)) // settled with the batch
       })
     } catch (e) {
       onApplyFailed(group, e)

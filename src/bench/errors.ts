@@ -1,7 +1,7 @@
 /** The one failure of a benchmark run: it could not be measured, and `reason` says why. */
-import { Data } from "effect"
+import { Schema } from "effect"
 
-export class BenchError extends Data.TaggedError("BenchError")<{ readonly reason: string }> {
+export class BenchError extends Schema.TaggedError<BenchError>()("BenchError", { reason: Schema.String }) {
   override get message(): string {
     return this.reason
   }

@@ -1,5 +1,5 @@
 /**
- * The requests the bench sends, hand-encoded straight into gRPC frames (api/etcdserverpb/rpc.proto
+ * The requests the bench sends, hand-encoded straight into gRPC frames (proto/rpc.proto
  * field numbers). proto3 zero values are omitted, as Go does: an empty key is no key at all, which
  * is what makes etcd answer "etcdserver: key is not provided".
  */

@@ -49,3 +49,5 @@ export {
 export type { WatchOptions } from "./watch-options.js"
 export type { WatchResponse } from "./watch-response.js"
 export type { ProgressOptions, Watcher } from "./watcher.js"
+export { ClientConnection, type Connection } from "./connection.js"
+export { WatchStreams, type WatchStreamsOptions, type WatchStreamsService } from "./watch-streams.js"

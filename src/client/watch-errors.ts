@@ -3,45 +3,62 @@
  * response whose `Err()` is the error; here each is a typed failure of the watch Stream.
  * Transport errors (Unavailable, Internal) are not among them: the watch reconnects and resumes.
  */
-import { Data } from "effect"
-import { EtcdError } from "../errors.js"
+import { Schema } from "effect"
+import { EtcdError, GrpcCode } from "../errors.js"
 import type { ResponseHeader } from "./key-value.js"
 
 export const COMPACTED_MESSAGE = "etcdserver: mvcc: required revision has been compacted"
+
+/** etcd's gRPC code of the error (rpctypes), filled in by the constructor */
+const codeOf = <C extends GrpcCode>(code: C) =>
+  Schema.Literal(code).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => code))
+
+/** a response header as a Schema (its int64s encode as decimal strings) */
+const ResponseHeaderSchema: Schema.Schema<ResponseHeader, { readonly [K in keyof ResponseHeader]: string }> = Schema.Struct({
+  clusterId: Schema.BigInt,
+  memberId: Schema.BigInt,
+  revision: Schema.BigInt,
+  raftTerm: Schema.BigInt
+})
 
 /**
  * The watch's next revision was compacted away (etcd's ErrCompacted). `compactRevision` is the
  * server's compaction revision: the earliest revision a new watch can start from (after a re-list);
  * 0n when the server only gave the reason (a negative start revision).
  */
-export class WatchCompacted extends Data.TaggedError("WatchCompacted")<{
-  readonly compactRevision: bigint
-  readonly message: string
+export class WatchCompacted extends Schema.TaggedError<WatchCompacted>()("WatchCompacted", {
+  code: codeOf(GrpcCode.OutOfRange),
+  compactRevision: Schema.BigInt,
+  message: Schema.String,
   /** the header of the server's compaction response, when there was one */
-  readonly header?: ResponseHeader | undefined
-}> {}
+  header: Schema.optional(Schema.UndefinedOr(ResponseHeaderSchema))
+}) {}
 
 /** The server refused or ended the watch for a reason of its own (`cancel_reason`, verbatim). */
-export class WatchCanceled extends Data.TaggedError("WatchCanceled")<{
-  readonly reason: string
-  readonly message: string
-}> {}
+export class WatchCanceled extends Schema.TaggedError<WatchCanceled>()("WatchCanceled", {
+  code: codeOf(GrpcCode.Canceled),
+  reason: Schema.String,
+  message: Schema.String
+}) {}
 
 /** The user may not read the watched range (cancel reason `... etcdserver: permission denied`). */
-export class WatchPermissionDenied extends Data.TaggedError("WatchPermissionDenied")<{
-  readonly message: string
-}> {}
+export class WatchPermissionDenied extends Schema.TaggedError<WatchPermissionDenied>()("WatchPermissionDenied", {
+  code: codeOf(GrpcCode.PermissionDenied),
+  message: Schema.String
+}) {}
 
 /** A require-leader watch lost its leader (etcd's ErrNoLeader, gRPC Unavailable "etcdserver: no leader"). */
-export class WatchNoLeader extends Data.TaggedError("WatchNoLeader")<{
-  readonly message: string
-}> {}
+export class WatchNoLeader extends Schema.TaggedError<WatchNoLeader>()("WatchNoLeader", {
+  code: codeOf(GrpcCode.Unavailable),
+  message: Schema.String
+}) {}
 
 /** Every way a watch Stream fails. `EtcdError` carries any other non-retryable gRPC status. */
 export type WatchError = WatchCompacted | WatchCanceled | WatchPermissionDenied | WatchNoLeader | EtcdError
 
 export const watchCompacted = (compactRevision: bigint, header?: ResponseHeader): WatchCompacted =>
-  new WatchCompacted({ compactRevision, message: COMPACTED_MESSAGE, header })
+  // no `header` key without a header, so the error equals itself after a Schema round trip
+  new WatchCompacted(header === undefined ? { compactRevision, message: COMPACTED_MESSAGE } : { compactRevision, message: COMPACTED_MESSAGE, header })
 
 /** A created+canceled (or canceled) response's reason, as the typed failure clientv3 would map it to. */
 export const fromCancelReason = (reason: string): WatchError => {

@@ -2,12 +2,97 @@
  * The Kubernetes half: the apiserver's storage over etcd (storage.Interface, the etcd3 watchChan),
  * the legacy etcd2 watcher, the Cacher, and a Kubernetes-style list/watch HTTP API.
  */
-export * from "./api/object-meta.js"
-export * from "./api/status.js"
-export * from "./api/watch-event.js"
-export * from "./api/codec.js"
-export * from "./storage/interfaces.js"
-export * from "./storage/selection-predicate.js"
+export {
+  isKubeObject,
+  type KubeList,
+  KubeObject,
+  labelsOf,
+  ListMeta,
+  ObjectMeta,
+  withResourceVersion
+} from "./api/object-meta.js"
+export {
+  AlreadyExists,
+  BadRequest,
+  Conflict,
+  Expired,
+  type FieldError,
+  fromStatus,
+  Gone,
+  type GroupResource,
+  groupResourceString,
+  InternalError,
+  Invalid,
+  isStatusError,
+  isTooLargeResourceVersion,
+  MethodNotAllowed,
+  newAlreadyExists,
+  newBadRequest,
+  newConflict,
+  newGone,
+  newInternalError,
+  newInvalid,
+  newNotFound,
+  newResourceExpired,
+  newTooLargeResourceVersion,
+  newTooManyRequests,
+  NotAcceptable,
+  NotFound,
+  RequestEntityTooLarge,
+  ServiceUnavailable,
+  Status,
+  StatusCause,
+  statusCode,
+  StatusDetails,
+  type StatusError,
+  type StatusReason,
+  StoreReadError,
+  Timeout,
+  TooManyRequests,
+  toStatus,
+  UnsupportedMediaType
+} from "./api/status.js"
+export {
+  added,
+  bookmark,
+  deleted,
+  errorEvent,
+  INITIAL_EVENTS_END_ANNOTATION,
+  modified,
+  type WatchEvent,
+  type WatchEventType
+} from "./api/watch-event.js"
+export { decodeObject, encodeObject } from "./api/codec.js"
+export {
+  type GetOptions,
+  type ListOptions,
+  type Preconditions,
+  type ResourceVersionMatch,
+  type ResponseMeta,
+  type Stats,
+  Storage,
+  type StorageService,
+  type UpdateFunc,
+  type UpdateResult,
+  type ValidateDeletion,
+  type WatchHandle,
+  type WatchSink
+} from "./storage/interfaces.js"
+export {
+  type AttrFunc,
+  type Attrs,
+  defaultAttrs,
+  Everything,
+  everythingFields,
+  everythingLabels,
+  type FieldSelector,
+  type LabelSelector,
+  matches,
+  parsePredicate,
+  type PredicateQuery,
+  selectionPredicate,
+  type SelectionPredicate
+} from "./storage/selection-predicate.js"
 export { watchInto } from "./storage/watch-sink.js"
 export * as Value from "./storage/value/index.js"
 export { Etcd3Store, type Etcd3StoreConfig } from "./storage/etcd3/store.js"

@@ -4,14 +4,10 @@
  * step of the lessor, so no locks.
  */
 
-/** Keys are held as latin1 strings (one char per byte): cheap Map keys that sort bytewise. */
-export const keyToString = (key: Uint8Array): string =>
-  Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString("latin1")
-
 export class Lease {
   /** expiry in milliseconds on the lessor's clock; Infinity = never (not yet promoted) */
   expiry = Infinity
-  /** attached keys by their latin1 form */
+  /** attached keys by their latin1 form (mvcc/key-string.ts) */
   readonly keys = new Map<string, Uint8Array>()
 
   constructor(

@@ -6,7 +6,8 @@
  *
  * Times are milliseconds on the lessor's clock (Effect's Clock, so TestClock drives it).
  */
-import { Lease, keyToString } from "./lease.js"
+import { keyString } from "../mvcc/key-string.js"
+import { Lease } from "./lease.js"
 import { LeaseQueue } from "./lease-queue.js"
 import type { LeaseRecord } from "./leasepb.js"
 
@@ -40,11 +41,11 @@ export class LessorCore {
 
   attach(id: bigint, key: Uint8Array): void {
     // The store only attaches after `exists`; an unknown id here would be a store bug, so ignore it.
-    this.leases.get(id)?.keys.set(keyToString(key), key)
+    this.leases.get(id)?.keys.set(keyString(key), key)
   }
 
   detach(id: bigint, key: Uint8Array): void {
-    ;(this.leases.get(id) ?? this.revoking.get(id))?.keys.delete(keyToString(key))
+    ;(this.leases.get(id) ?? this.revoking.get(id))?.keys.delete(keyString(key))
   }
 
   // --- operations ---

@@ -13,6 +13,7 @@
  */
 import { Errors } from "../errors.js"
 import type { KeyValue } from "./key-value.js"
+import { keyString } from "./key-string.js"
 import {
   type Compare,
   CompareResult,
@@ -29,7 +30,7 @@ import {
   type TxnRequest,
   type TxnResponse
 } from "./kv.js"
-import { latin1, rangeEndOf, type TxnRead, type TxnWrite } from "./kvstore-txn.js"
+import { rangeEndOf, type TxnRead, type TxnWrite } from "./kvstore-txn.js"
 
 const EMPTY = new Uint8Array(0)
 
@@ -70,7 +71,7 @@ export const applyRange = (txn: TxnRead, r: RangeRequest): RangeResponse => {
   // fetch one extra for 'more'
   if (limit > 0) limit = limit + 1
 
-  const rr = txn.range(latin1(r.key), rangeEndOf(r.rangeEnd), {
+  const rr = txn.range(keyString(r.key), rangeEndOf(r.rangeEnd), {
     limit,
     rev: r.revision ?? 0,
     count: r.countOnly === true
@@ -112,7 +113,7 @@ export const applyRange = (txn: TxnRead, r: RangeRequest): RangeResponse => {
 export const applyPut = (txn: TxnWrite, p: PutRequest, standalone: boolean): PutResponse => {
   let lease = p.lease ?? 0n
   if (standalone && lease !== 0n) checkLease(txn, lease)
-  const k = latin1(p.key)
+  const k = keyString(p.key)
   let prev: KeyValue | undefined
   if (p.ignoreValue === true || p.ignoreLease === true || p.prevKv === true) {
     prev = txn.range(k, undefined).kvs[0]
@@ -134,7 +135,7 @@ const checkLease = (txn: TxnRead, lease: bigint): void => {
 
 /** DeleteRange (apply.go). */
 export const applyDeleteRange = (txn: TxnWrite, dr: DeleteRangeRequest): DeleteRangeResponse => {
-  const k = latin1(dr.key)
+  const k = keyString(dr.key)
   const end = rangeEndOf(dr.rangeEnd)
   const prevKvs = dr.prevKv === true ? txn.range(k, end).kvs : []
   const [deleted, revision] = txn.deleteRange(k, end)
@@ -194,7 +195,7 @@ const compareKV = (c: Compare, kv: KeyValue): boolean => {
 export const applyCompare = (rv: TxnRead, c: Compare): boolean => {
   let kvs: Array<KeyValue>
   try {
-    kvs = rv.range(latin1(c.key), rangeEndOf(c.rangeEnd)).kvs
+    kvs = rv.range(keyString(c.key), rangeEndOf(c.rangeEnd)).kvs
   } catch {
     return false
   }
@@ -238,7 +239,7 @@ const checkRequestPut: CheckFn = (rv, op) => {
   if (op._tag !== "Put") return
   const req = op.request
   if (req.ignoreValue === true || req.ignoreLease === true) {
-    if (rv.range(latin1(req.key), undefined).kvs.length === 0) throw Errors.keyNotFound()
+    if (rv.range(keyString(req.key), undefined).kvs.length === 0) throw Errors.keyNotFound()
   }
   const lease = req.lease ?? 0n
   if (lease !== 0n) checkLease(rv, lease)

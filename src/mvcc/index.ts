@@ -1,6 +1,26 @@
 /** The revisioned key-value store: its contract (`MvccStore`), records, and the store's layers. */
-export * from "./key-value.js"
-export * from "./kv.js"
+export { type Event, EventType, isCreate, type KeyValue } from "./key-value.js"
+export {
+  type CompactResponse,
+  type Compare,
+  CompareResult,
+  CompareTarget,
+  type DeleteRangeRequest,
+  type DeleteRangeResponse,
+  MvccStore,
+  type MvccStoreShape,
+  type PutRequest,
+  type PutResponse,
+  type RangeRequest,
+  type RangeResponse,
+  type RequestOp,
+  type ResponseHeader,
+  type ResponseOp,
+  SortOrder,
+  SortTarget,
+  type TxnRequest,
+  type TxnResponse
+} from "./kv.js"
 export {
   DEFAULT_COMPACTION_BATCH_LIMIT,
   DEFAULT_MAX_REQUEST_BYTES,

@@ -1,5 +1,5 @@
 /**
- * mvccpb.KeyValue and mvccpb.Event as plain, immutable records (api/mvccpb/kv.proto).
+ * mvccpb.KeyValue and mvccpb.Event as plain, immutable records (proto/kv.proto).
  * Plain objects, not Schema classes: these sit on the per-event hot path.
  */
 

@@ -14,17 +14,15 @@ import type { KeyIndex } from "./key-index.js"
 import { type Event, EventType, type KeyValue, tombstoneKv } from "./key-value.js"
 import type { LeaseAttachments } from "./kv.js"
 import { copyBytes, decodeKeyValue, encodeKeyValue, encodeTombstone, revToBytes } from "./kv-codec.js"
+import { keyString } from "./key-string.js"
 import type { Revision } from "./revision.js"
 import type { TreeIndex } from "./tree-index.js"
-
-export const latin1 = (b: Uint8Array): string =>
-  Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1")
 
 /** etcd's mkGteRange plus nil/empty: undefined = single key, "" = every key >= key, else [key, end). */
 export const rangeEndOf = (rangeEnd: Uint8Array | undefined): string | undefined => {
   if (rangeEnd === undefined || rangeEnd.length === 0) return undefined
   if (rangeEnd.length === 1 && rangeEnd[0] === 0) return ""
-  return latin1(rangeEnd)
+  return keyString(rangeEnd)
 }
 
 const EMPTY = new Uint8Array(0)

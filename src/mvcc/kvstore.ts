@@ -41,7 +41,7 @@ import {
   runCompaction,
   SCHEDULED_COMPACT_KEY
 } from "./kvstore-compaction.js"
-import { latin1, type StoreCore, TxnRead, TxnWrite } from "./kvstore-txn.js"
+import { type StoreCore, TxnRead, TxnWrite } from "./kvstore-txn.js"
 import { checkDeleteRequest, checkPutRequest, checkRangeRequest, checkTxn } from "./request-checks.js"
 import {
   deleteRangeRequestSize,
@@ -50,6 +50,7 @@ import {
   txnRequestSize
 } from "./request-size.js"
 import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
+import { keyString } from "./key-string.js"
 import { TreeIndex } from "./tree-index.js"
 
 // ---------------------------------------------------------------------------------------------
@@ -97,7 +98,7 @@ const restore = (core: StoreCore): { lastRev: number; finished: number; schedule
       const main = bytesToMain(rk)
       const sub = bytesToSub(rk)
       const kv = decodeKeyValue(v)
-      const k = latin1(kv.key)
+      const k = keyString(kv.key)
       const ki = index.keyIndex(k)
       lastRev = main
       if (isTombstoneKey(rk)) {
@@ -418,7 +419,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
 
     const getAt = (key: Uint8Array, rev: number): KeyValue | undefined => {
       if (rev < core.compactMainRev || rev > core.committedRev || rev <= 0) return undefined
-      const ki = core.index.keyIndex(latin1(key))
+      const ki = core.index.keyIndex(keyString(key))
       if (ki === undefined) return undefined
       const r = ki.revisionAt(rev)
       if (r === undefined) return undefined
@@ -460,7 +461,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       extra?: ReadonlyArray<WriteOp>
     ): Effect.Effect<DeleteRangeResponse, EtcdError> =>
       write((txn) => {
-        const ks = Array.from(new Set(keys.map(latin1))).sort()
+        const ks = Array.from(new Set(keys.map(keyString))).sort()
         const rev = txn.beginRev
         let deleted = 0
         for (const k of ks) {

@@ -5,9 +5,9 @@
  * and deleted, in one txn). Each returns the EtcdError etcd answers with, or undefined.
  */
 import { type EtcdError, Errors } from "../errors.js"
+import { keyString } from "./key-string.js"
 import type { DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from "./kv.js"
 
-const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1")
 
 const isEnum = (v: number | undefined, max: number): boolean =>
   v === undefined || (Number.isInteger(v) && v >= 0 && v <= max)
@@ -102,10 +102,10 @@ export const checkIntervals = (reqs: ReadonlyArray<RequestOp>): EtcdError | Inte
   for (const req of reqs) {
     if (req?._tag !== "DeleteRange") continue
     const d = req.request
-    const k = latin1(d.key)
+    const k = keyString(d.key)
     dels.push(
       d.rangeEnd !== undefined && d.rangeEnd.length !== 0
-        ? { begin: k, end: latin1(d.rangeEnd) }
+        ? { begin: k, end: keyString(d.rangeEnd) }
         : { begin: k, end: k + "\0" }
     )
   }
@@ -135,7 +135,7 @@ export const checkIntervals = (reqs: ReadonlyArray<RequestOp>): EtcdError | Inte
 
   for (const req of reqs) {
     if (req?._tag !== "Put") continue
-    const k = latin1(req.request.key)
+    const k = keyString(req.request.key)
     if (puts.has(k)) return Errors.duplicateKey()
     if (intersectsPoint(dels, k)) return Errors.duplicateKey()
     puts.add(k)

@@ -19,7 +19,8 @@ import * as net from "node:net"
 import * as tls from "node:tls"
 import type { Duplex } from "node:stream"
 import type { ListenAddress } from "./config.js"
-import { ServeError } from "./serve-error.js"
+import { listenError } from "./listener.js"
+import type { ServeError } from "./serve-error.js"
 import type { TlsSource } from "./tls-context.js"
 
 /** RFC 7540 §3.5: the client connection preface. */
@@ -86,20 +87,6 @@ export interface ClientListener {
   readonly port: number
   /** Stops accepting and drops connections still being sniffed (handed-over ones are the handlers'). */
   readonly close: () => void
-}
-
-const errorText = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
-
-/** The one-line start-up error of a failed listen, as etcd words it. */
-export const listenError = (addr: ListenAddress, cause: unknown): ServeError => {
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
-  return new ServeError({
-    reason: "Listen",
-    message: code === "EADDRINUSE"
-      ? `listen tcp ${addr.host}:${addr.port}: bind: address already in use`
-      : `listen tcp ${addr.host}:${addr.port}: ${errorText(cause).split("\n")[0]}`
-  })
 }
 
 /**

@@ -8,13 +8,13 @@ import type { BackendShape, BucketName } from "../backend/backend.js"
 import { type EtcdError, Errors } from "../errors.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import { bytesToMain, decodeKeyValue, isTombstoneKey } from "../mvcc/kv-codec.js"
+import { keyString } from "../mvcc/key-string.js"
 import { crc32cUpdate } from "../backend/crc32c.js"
 import { MEMBER_KEY } from "./member.js"
 
 const CHUNK = 10000
 const EMPTY = new Uint8Array(0)
 
-const latin1 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("latin1")
 
 /** Every entry of a bucket in key order, read in chunks. */
 function* entries(backend: BackendShape, bucket: BucketName): Generator<readonly [Uint8Array, Uint8Array]> {
@@ -57,16 +57,16 @@ export const hashKV = (store: MvccStoreShape, backend: BackendShape, revision: n
   const latest = new Map<string, { rk: Uint8Array; tomb: boolean }>()
   for (const [rk, v] of entries(backend, "key")) {
     if (bytesToMain(rk) > rev) break
-    latest.set(latin1(decodeKeyValue(v).key), { rk, tomb: isTombstoneKey(rk) })
+    latest.set(keyString(decodeKeyValue(v).key), { rk, tomb: isTombstoneKey(rk) })
   }
   const keep = new Set<string>()
-  for (const { rk, tomb } of latest.values()) if (!tomb) keep.add(latin1(rk.subarray(0, 17)))
+  for (const { rk, tomb } of latest.values()) if (!tomb) keep.add(keyString(rk.subarray(0, 17)))
 
   let h = crc32cUpdate(0, KEY_BUCKET)
   for (const [rk, v] of entries(backend, "key")) {
     const main = bytesToMain(rk)
     if (main > rev) break
-    if (main <= compactRev && keep.size > 0 && !keep.has(latin1(rk.subarray(0, 17)))) continue
+    if (main <= compactRev && keep.size > 0 && !keep.has(keyString(rk.subarray(0, 17)))) continue
     h = crc32cUpdate(h, rk)
     h = crc32cUpdate(h, v)
   }

@@ -44,6 +44,7 @@ import { API_VERSION, makeClusterService, makeMaintenanceService, type MemberInf
 import { startMember } from "./member.js"
 import { GrpcServerMetrics, startHttpEndpoints } from "./metrics/index.js"
 import { listenClient } from "./cmux.js"
+import { boundUrl } from "./listener.js"
 import { makeClientHttpServer } from "./client-http.js"
 import { makeGatewayHandler } from "./gateway/gateway.js"
 import { unimplementedHandlers } from "./unimplemented.js"
@@ -90,12 +91,6 @@ const closeServer = (server: grpc.Server, timeout: Duration.DurationInput): Effe
     Effect.timeoutOption(timeout),
     Effect.zipRight(Effect.sync(() => server.forceShutdown()))
   )
-
-const describeUrl = (addr: ListenAddress, port: number): string => {
-  const u = new URL(addr.url)
-  u.port = String(port)
-  return u.toString().replace(/\/$/, "")
-}
 
 /**
  * etcd's transport flags as grpc-js server options: --grpc-keepalive-interval/-timeout (the
@@ -226,7 +221,7 @@ export const layerServer = (
         endpoints.push(`${addr.host}:${listener.port}`)
       }
       if (config.advertiseClientUrls.length > 0) advertised.push(...config.advertiseClientUrls)
-      else addrs.forEach((a, i) => advertised.push(describeUrl(a, ports[i]!)))
+      else addrs.forEach((a, i) => advertised.push(boundUrl(a, ports[i]!)))
 
       // Runs first at scope close: stop listening, then end the calls (see the module comment).
       yield* Effect.addFinalizer(() =>

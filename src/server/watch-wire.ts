@@ -1,5 +1,5 @@
 /**
- * WatchResponses straight to gRPC frames (etcd-watch.md §3.14 shapes, proto3 encoding).
+ * WatchResponses straight to gRPC frames (the WatchResponse of proto/rpc.proto, proto3 encoding).
  *
  * The fan-out hot path: one put to a key watched 10,000 times becomes 10,000 responses that differ
  * only in watch_id. So the parts are encoded once and copied: the header field once per revision,

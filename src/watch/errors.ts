@@ -2,9 +2,10 @@
  * The mvcc watch errors (server/storage/mvcc/watcher.go, kvstore.go) with etcd's exact text. The
  * server reports them in-band as a created+canceled response's cancel_reason.
  */
-import { Data } from "effect"
+import { Schema } from "effect"
 
-export type WatchErrorReason = "EmptyRange" | "StreamClosed" | "DuplicateId" | "NotExist" | "Compacted"
+const WatchErrorReason = Schema.Literal("EmptyRange", "StreamClosed", "DuplicateId", "NotExist", "Compacted")
+export type WatchErrorReason = typeof WatchErrorReason.Type
 
 const messages: Record<WatchErrorReason, string> = {
   EmptyRange: "mvcc: watcher range is empty",
@@ -15,11 +16,13 @@ const messages: Record<WatchErrorReason, string> = {
   Compacted: "mvcc: required revision has been compacted"
 }
 
-export class WatchError extends Data.TaggedError("WatchError")<{
-  readonly reason: WatchErrorReason
-  readonly message: string
-}> {
-  static make(reason: WatchErrorReason): WatchError {
+/** etcd's mvcc watch error: `reason` names it, `message` is etcd's text (no gRPC code: it travels in-band). */
+export class WatchError extends Schema.TaggedError<WatchError>()("WatchError", {
+  reason: WatchErrorReason,
+  message: Schema.String
+}) {
+  /** the error of this reason with etcd's text */
+  static of(reason: WatchErrorReason): WatchError {
     return new WatchError({ reason, message: messages[reason] })
   }
 }

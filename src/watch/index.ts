@@ -1,10 +1,20 @@
-/** The watch layer: etcd's watchable store, watch streams and their parts. */
-export * from "./errors.js"
-export * from "./event-batch.js"
-export * from "./interval-tree.js"
-export * from "./victims.js"
-export * from "./watch-stream.js"
-export * from "./watchable-store.js"
-export * from "./watcher-group.js"
-export * from "./watcher-groups.js"
-export * from "./watcher.js"
+/**
+ * The watch layer: etcd's watchable store, its services (the watcher groups, the victims) and its
+ * watch streams. The parts inside them (`WatcherGroup`, the interval tree, batches,
+ * `WatchStreamImpl`) are internal: import them by file path.
+ */
+export { WatchError, type WatchErrorReason } from "./errors.js"
+export type { WatchRequest, WatchStream } from "./watch-stream.js"
+export {
+  defaultWatchableStoreConfig,
+  layer,
+  layerOver,
+  layerWith,
+  make,
+  WatchableStore,
+  type WatchableStoreConfig,
+  type WatchableStoreShape
+} from "./watchable-store.js"
+export { WatcherGroups, type WatcherGroupsShape } from "./watcher-groups.js"
+export { defaultVictimsConfig, Victims, type VictimsConfig, type VictimsShape } from "./victims.js"
+export { AutoWatchId, FilterType, ProgressAllWatchId, toWatchId, type WatchId, type WatchResponse } from "./watcher.js"

@@ -115,17 +115,17 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
     const end = req.end
     // A watch request with 'WithFromKey' has an empty range end; key >= end is an empty range.
     if (end !== undefined && end.byteLength !== 0 && Buffer.compare(req.key, end) >= 0) {
-      throw WatchError.make("EmptyRange")
+      throw WatchError.of("EmptyRange")
     }
-    if (this.closed) throw WatchError.make("StreamClosed")
+    if (this.closed) throw WatchError.of("StreamClosed")
     const startRev = req.startRev ?? 0
-    if (startRev < 0) throw WatchError.make("Compacted")
+    if (startRev < 0) throw WatchError.of("Compacted")
     let id = req.id === undefined ? AutoWatchId : toWatchId(req.id)
     if (id === AutoWatchId) {
       while (this.watchers.has(this.nextId)) this.nextId++
       id = this.nextId++
     } else if (this.watchers.has(id)) {
-      throw WatchError.make("DuplicateId")
+      throw WatchError.of("DuplicateId")
     }
     const w = this.store.watch(
       keyString(req.key),
@@ -161,7 +161,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
   }
 
   cancel(id: WatchId): Effect.Effect<void, WatchError> {
-    return Effect.suspend(() => (this.unsafeCancel(id) ? Effect.void : Effect.fail(WatchError.make("NotExist"))))
+    return Effect.suspend(() => (this.unsafeCancel(id) ? Effect.void : Effect.fail(WatchError.of("NotExist"))))
   }
 
   requestProgress(id: WatchId): Effect.Effect<void> {

@@ -134,12 +134,4 @@ const filterEvents = (events: ReadonlyArray<Event>, mask: number): ReadonlyArray
   return out ?? events
 }
 
-const latin1Slice = (Buffer.prototype as unknown as { latin1Slice: (this: Uint8Array, s: number, e: number) => string })
-  .latin1Slice
-
-/** Bytes → latin1 string: one char per byte, so string order is byte order. */
-export const keyString = (bytes: Uint8Array): string =>
-  bytes.byteLength === 0 ? "" : latin1Slice.call(bytes, 0, bytes.byteLength)
-
-/** latin1 string → bytes. */
-export const keyBytes = (key: string): Uint8Array => new Uint8Array(Buffer.from(key, "latin1"))
+export { keyBytes, keyString } from "../mvcc/key-string.js"

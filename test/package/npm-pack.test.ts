@@ -97,12 +97,19 @@ describe("the npm package, installed from its tarball", () => {
     expect(files).toContain("dist/src/index.d.ts")
     expect(files).toContain("dist/cli/main.js")
     expect(files).toEqual(expect.arrayContaining(["proto/rpc.proto", "proto/kv.proto", "proto/auth.proto", "README.md", "package.json"]))
-    const stray = files.filter((f) => /^(test|bench|docs|src)\//.test(f) || f.startsWith("dist/test/") || f.startsWith("dist/bench/") || f.endsWith(".tsbuildinfo"))
+    const stray = files.filter((f) => /^(test|bench|benchmarks|docs|src)\//.test(f) || f.startsWith("dist/test/") || f.startsWith("dist/benchmarks/") || f.endsWith(".tsbuildinfo"))
     expect(stray).toEqual([])
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules/etcd-effect/package.json"), "utf8"))
     expect(manifest.engines.node).toBeDefined()
     expect(manifest.license).toBe("Apache-2.0")
   })
+
+  it("the load generator is the subpath etcd-effect/bench, not part of the root export", async () => {
+    const probe = `const root = await import("etcd-effect"); const bench = await import("etcd-effect/bench");
+      console.log(JSON.stringify({ rootBench: "Bench" in root, run: typeof bench.run, client: typeof root.Client.EtcdClient }))`
+    const out = await sh("node", ["--input-type=module", "-e", probe], app)
+    expect(JSON.parse(out)).toEqual({ rootBench: false, run: "function", client: "function" })
+  }, 60_000)
 
   it("npx etcd-effect serves, and its put, get and watch work against it", async () => {
     const bin = path.join(app, "node_modules/.bin/etcd-effect")

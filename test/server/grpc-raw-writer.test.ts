@@ -32,7 +32,8 @@ const run = async (forceMessageMode: boolean, batches: number, perBatch: number)
         for (let i = 0; i < perBatch; i++, id++) {
           out.message(serialize({ watch_id: id, header: { revision: id }, cancel_reason: id % 97 === 0 ? "x".repeat(70_000) : "" }))
         }
-        if (sink.write(out)) Effect.runPromise(sink.drain).then(() => next(b + 1))
+        // a failed drain ends the call with its error, so the test fails instead of waiting
+        if (sink.write(out)) Effect.runPromise(sink.drain).then(() => next(b + 1), (e: Error) => call.destroy(e))
         else setImmediate(() => next(b + 1))
       }
       next(0)

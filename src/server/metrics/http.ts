@@ -22,7 +22,8 @@ import * as Https from "node:https"
 import * as zlib from "node:zlib"
 import type { MvccStoreShape } from "../../mvcc/kv.js"
 import type { ListenAddress } from "../config.js"
-import { ServeError } from "../serve-error.js"
+import { boundUrl, listenError } from "../listener.js"
+import type { ServeError } from "../serve-error.js"
 import type { TlsSource } from "../tls-context.js"
 import {
   checkHealth,
@@ -150,25 +151,6 @@ export const makeClientHandler = (
   serverVersion: string
 ): Effect.Effect<(req: Http.IncomingMessage, res: Http.ServerResponse) => void> =>
   NodeHttpServer.makeHandler(app(endpoints, serverVersion))
-
-const errorText = (e: unknown): string =>
-  typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
-
-const listenError = (addr: ListenAddress, cause: unknown): ServeError => {
-  const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
-  return new ServeError({
-    reason: "Listen",
-    message: code === "EADDRINUSE"
-      ? `listen tcp ${addr.host}:${addr.port}: bind: address already in use`
-      : `listen tcp ${addr.host}:${addr.port}: ${errorText(cause).split("\n")[0]}`
-  })
-}
-
-const boundUrl = (addr: ListenAddress, port: number): string => {
-  const u = new URL(addr.url)
-  u.port = String(port)
-  return u.toString().replace(/\/$/, "")
-}
 
 /**
  * An https server over the TLS source: each new connection picks up renewed certificate files

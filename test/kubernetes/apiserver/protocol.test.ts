@@ -1,5 +1,5 @@
 /**
- * The HTTP list/watch protocol of k8s-conformance.md §3, over real HTTP: boolean parsing, the
+ * The apiserver's HTTP list/watch protocol (k8s.io/apiserver's endpoints), over real HTTP: boolean parsing, the
  * 422 ListOptions validation, list/watch resourceVersion semantics, NDJSON framing and headers,
  * the ERROR event shape (410 after the cache's window), paging, selectors.
  */

@@ -1,5 +1,5 @@
 /**
- * The Cacher's own behaviours (k8s-watch.md §4.2–4.5), on our server: a watcher that stops reading
+ * The Cacher's own behaviours (k8s.io/apiserver/pkg/storage/cacher), on our server: a watcher that stops reading
  * is terminated once the dispatch budget is spent while the others keep every event; a watch from
  * an RV the cache no longer holds gets 410; bookmarks come at the frequency and never go back; a
  * consistent list waits for the cache and falls back to etcd after 3 s; watchers leave nothing

@@ -1,6 +1,6 @@
 /**
- * The storage conformance suite through the Cacher (the tests k8s-conformance.md §1.5 marks
- * "cacher: yes"), on our server and on etcd 3.4.
+ * The storage conformance suite through the Cacher (the tests of k8s.io/apiserver/pkg/storage/testing
+ * that upstream's cacher_test.go runs through the Cacher), on our server and on etcd 3.4.
  */
 import { afterAll, beforeAll, describe } from "vitest"
 import { startInProcess, type InProcessServer } from "../../server/support/in-process.js"

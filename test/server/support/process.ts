@@ -15,7 +15,7 @@ import { call, rawClient, sleep } from "./in-process.js"
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 export const mainJs = path.join(repoRoot, "dist/cli/main.js")
-export const compareJs = path.join(repoRoot, "dist/bench/compare.js")
+export const compareJs = path.join(repoRoot, "dist/benchmarks/compare.js")
 /** the outputs whose age says whether dist/ is older than the sources */
 const outputs = [mainJs, compareJs]
 
@@ -32,7 +32,7 @@ const newestMtime = (dir: string): number => {
 const isFresh = (): boolean => {
   if (!outputs.every((o) => fs.existsSync(o))) return false
   const built = Math.min(...outputs.map((o) => fs.statSync(o).mtimeMs))
-  return ["src", "proto", "bench"].every((dir) => newestMtime(path.join(repoRoot, dir)) <= built)
+  return ["src", "proto", "benchmarks"].every((dir) => newestMtime(path.join(repoRoot, dir)) <= built)
 }
 
 const lockDir = path.join(os.tmpdir(), `etcd-effect-build-${Buffer.from(repoRoot).toString("hex").slice(-16)}.lock`)

@@ -1,7 +1,7 @@
 /** VmRSS as bench:compare reads it from /proc/<pid>/status. */
 import * as fs from "node:fs"
 import { describe, expect, it } from "vitest"
-import { parseVmRss, readRss } from "../../bench/compare-servers.js"
+import { parseVmRss, readRss } from "../../benchmarks/compare-servers.js"
 
 describe.skipIf(!fs.existsSync("/proc/self/status"))("VmRSS", () => {
   it("parses /proc/self/status: the kB figure × 1024, close to process.memoryUsage().rss", () => {

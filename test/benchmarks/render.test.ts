@@ -17,9 +17,9 @@ import {
   rewriteSection,
   type RunInfo,
   type ScenarioOutcome
-} from "../../bench/compare-render.js"
-import { scenarios } from "../../bench/compare-scenarios.js"
-import { type Sample, summarize } from "../../bench/compare-stats.js"
+} from "../../benchmarks/compare-render.js"
+import { scenarios } from "../../benchmarks/compare-scenarios.js"
+import { type Sample, summarize } from "../../benchmarks/compare-stats.js"
 
 const spec = (id: string) => scenarios.find((s) => s.id === id)!
 

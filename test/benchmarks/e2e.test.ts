@@ -9,7 +9,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { probeRange, readRss, startEtcdServer, startOurs } from "../../bench/compare-servers.js"
+import { probeRange, readRss, startEtcdServer, startOurs } from "../../benchmarks/compare-servers.js"
 import { skipEtcd } from "../support/etcd.js"
 import { compareJs as COMPARE_JS, ensureBuilt } from "../server/support/process.js"
 

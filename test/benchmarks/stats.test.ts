@@ -3,7 +3,7 @@
  * it meets a target in the scenario's direction; the scenario selection --only does.
  */
 import { describe, expect, it } from "vitest"
-import { scenarios, selectScenarios } from "../../bench/compare-scenarios.js"
+import { scenarios, selectScenarios } from "../../benchmarks/compare-scenarios.js"
 import {
   formatCompact,
   formatRounds,
@@ -13,7 +13,7 @@ import {
   type Sample,
   summarize,
   targetMet
-} from "../../bench/compare-stats.js"
+} from "../../benchmarks/compare-stats.js"
 
 const ok = (round: number, value: number): Sample => ({ round, value })
 const failed = (round: number): Sample => ({ round, error: "boom" })

@@ -1,6 +1,6 @@
 /**
  * The two servers bench:compare measures, as child processes it owns: our `etcd-effect serve` and
- * Debian's etcd 3.4.23 (bench/etcd.ts). Every child and temp dir is recorded in `cleanup` so an
+ * Debian's etcd 3.4.23 (benchmarks/etcd.ts). Every child and temp dir is recorded in `cleanup` so an
  * error, Ctrl-C or a plain exit never leaves one behind. Also: VmRSS from /proc/<pid>/status.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"

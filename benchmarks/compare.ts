@@ -5,7 +5,7 @@
  *   npm run bench:compare [-- --rounds N] [--only a,b] [--quick] [--write|--no-write]
  *                            [--cpu-prof DIR] [--json FILE]
  *
- * Each scenario (bench/compare-scenarios.ts) runs `--rounds` rounds (default 3); in every round each
+ * Each scenario (benchmarks/compare-scenarios.ts) runs `--rounds` rounds (default 3); in every round each
  * system gets a fresh server (start, wait until it answers, measure, stop), etcd first in odd rounds
  * and ours first in even ones. The load comes from src/bench (the `etcd-effect bench` generator) in
  * this process. Output: a table on stdout (medians, ratio, target, every round), progress on stderr.
@@ -244,7 +244,7 @@ const commandLine = (): string => {
   if (process.env.npm_lifecycle_event === "bench:compare") {
     return `npm run bench:compare${args.length > 0 ? ` -- ${args.map(quote).join(" ")}` : ""}`
   }
-  return ["node", ...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? "dist/bench/compare.js"), ...args]
+  return ["node", ...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? "dist/benchmarks/compare.js"), ...args]
     .map(quote)
     .join(" ")
 }
