@@ -91,9 +91,12 @@ describe("the package definition against proto-loader's", () => {
     for (const name of entries(reference)) {
       const ref = reference[name]!
       if (!("format" in ref)) continue
-      const got = proto.packageDefinition[name] as typeof ref
-      expect(got.type, name).toEqual(ref.type)
-      expect(got.fileDescriptorProtos.map((b) => b.toString("hex")), name).toEqual(ref.fileDescriptorProtos.map((b) => b.toString("hex")))
+      type Described = { readonly type: object; readonly fileDescriptorProtos: Array<Buffer> }
+      const got = proto.packageDefinition[name] as unknown as Described
+      const want = ref as unknown as Described
+      expect(got.type, name).toEqual(want.type)
+      const hex = (d: Described) => d.fileDescriptorProtos.map((b) => b.toString("hex"))
+      expect(hex(got), name).toEqual(hex(want))
     }
     const range = proto.serviceDefinition("KV")["Range"] as unknown as protoLoader.MethodDefinition<object, object>
     const refRange = (reference["etcdserverpb.KV"] as protoLoader.ServiceDefinition)["Range"]!
