@@ -1,0 +1,21 @@
+#!/usr/bin/env node
+/**
+ * The `etcd-effect` bin (dist/cli/main.js after `npm run bundle`): the same program (main.ts)
+ * built twice. The client commands and `--help` run from one CommonJS script with a V8 code cache
+ * (compile-cache.ts): their start-up is mostly compiling, and Node 20 caches no ES module code.
+ * `serve`, `apiserver` and `bench` run from the ES module build, split into chunks loaded on use:
+ * a long-running server keeps only the code it loaded (idle memory) and the cache would not pay.
+ */
+import { dirname, join } from "node:path"
+import { fileURLToPath, pathToFileURL } from "node:url"
+import { compileCacheDir, runCached } from "./compile-cache.js"
+
+const here = dirname(fileURLToPath(import.meta.url))
+const longRunning = new Set(["serve", "apiserver", "bench"])
+
+if (longRunning.has(process.argv[2] ?? "")) {
+  await import(pathToFileURL(join(here, "esm", "main.js")).href)
+} else {
+  const { save } = runCached(join(here, "cjs", "main.cjs"), compileCacheDir())
+  process.once("exit", save)
+}

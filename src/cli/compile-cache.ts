@@ -1,0 +1,89 @@
+/**
+ * A V8 code cache for the command line's client bundle. Node 20 has no `module.enableCompileCache()`
+ * (Node 22) and none for ES modules, so the client commands run from one CommonJS script compiled
+ * through `vm.Script` with the bytecode V8 produced on an earlier run: a start-up then skips
+ * parsing and compiling what it runs (issue 12, start-up; docs/benchmarks.md).
+ *
+ * The cache lives in a directory of the temp dir that only this user may write (a cache is code:
+ * one planted by someone else must never run), one file per bundle version: the file name is
+ * the bundle's identity (device, inode, size, change and modification times) and the Node
+ * version, so a rebuilt bundle never meets the old bundle's bytecode. V8 itself only checks the
+ * source's length. Any cache problem is silent: the script then compiles as usual.
+ */
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { Script } from "node:vm"
+
+/** What happened to the cache on this run. */
+export type CacheState = "used" | "rejected" | "absent" | "off"
+
+/** The user's cache directory, or undefined when caching is off or the directory is not safe. */
+export const compileCacheDir = (base: string = tmpdir()): string | undefined => {
+  // Node 22's switch for its own compile cache, honoured here the same way
+  if (process.env["NODE_DISABLE_COMPILE_CACHE"] !== undefined) return undefined
+  const uid = process.getuid?.() ?? 0
+  const dir = join(base, `etcd-effect-compile-cache-${uid}`)
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const st = statSync(dir)
+    return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The cache file of `file` as it is now (a rewrite gives another name). */
+export const cacheFileFor = (file: string, dir: string): string => {
+  const st = statSync(file, { bigint: true })
+  return join(dir, `${process.version}-${process.arch}-${st.dev}-${st.ino}-${st.size}-${st.mtimeNs}-${st.ctimeNs}.bin`)
+}
+
+/**
+ * Runs `file` (CommonJS) with the cache of `dir`. When no cache was used, `save` writes one: call it
+ * after the command ran (the bin does at exit), so the functions it compiled are in it too.
+ */
+export const runCached = (
+  file: string,
+  dir: string | undefined
+): { readonly exports: unknown; readonly cache: CacheState; readonly save: () => void } => {
+  const text = readFileSync(file, "utf8")
+  // a `#!` line (the program's own, kept by the bundler) is not JavaScript inside the wrapper
+  const source = text.startsWith("#!") ? `//${text.slice(2)}` : text
+  let cacheFile: string | undefined
+  let cachedData: Buffer | undefined
+  if (dir !== undefined) {
+    try {
+      cacheFile = cacheFileFor(file, dir)
+      cachedData = readFileSync(cacheFile)
+    } catch {
+      // no cache yet
+    }
+  }
+  const script = new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename: file,
+    ...(cachedData === undefined ? {} : { cachedData })
+  })
+  const cache: CacheState = cacheFile === undefined
+    ? "off"
+    : cachedData === undefined
+    ? "absent"
+    : script.cachedDataRejected === true
+    ? "rejected"
+    : "used"
+  const save = () => {
+    if (cacheFile === undefined || cache === "used") return
+    try {
+      const tmp = `${cacheFile}.${process.pid}.tmp`
+      writeFileSync(tmp, script.createCachedData(), { mode: 0o600 })
+      renameSync(tmp, cacheFile)
+    } catch {
+      // a read-only or full temp dir: run without a cache next time too
+    }
+  }
+  const module = { exports: {} as unknown }
+  const wrapper = script.runInThisContext() as (...args: Array<unknown>) => void
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, dirname(file))
+  return { exports: module.exports, cache, save }
+}
