@@ -13,7 +13,8 @@ import { compileCacheDir, runCached } from "./compile-cache.js"
 const here = dirname(fileURLToPath(import.meta.url))
 const longRunning = new Set(["serve", "apiserver", "bench"])
 
-if (longRunning.has(process.argv[2] ?? "")) {
+// any word naming one (even as an argument) takes the ES module build: both run any command alike
+if (process.argv.slice(2).some((arg) => longRunning.has(arg))) {
   await import(pathToFileURL(join(here, "esm", "main.js")).href)
 } else {
   const { save } = runCached(join(here, "cjs", "main.cjs"), compileCacheDir())
