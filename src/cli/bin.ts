@@ -17,6 +17,7 @@ const longRunning = new Set(["serve", "apiserver", "bench"])
 if (process.argv.slice(2).some((arg) => longRunning.has(arg))) {
   await import(pathToFileURL(join(here, "esm", "main.js")).href)
 } else {
-  const { save } = runCached(join(here, "cjs", "main.cjs"), compileCacheDir())
+  // one cache per command word: `--help` first must not leave `get` a cache without the client
+  const { save } = runCached(join(here, "cjs", "main.cjs"), compileCacheDir(), process.argv[2] ?? "")
   process.once("exit", save)
 }

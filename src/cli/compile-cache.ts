@@ -34,10 +34,14 @@ export const compileCacheDir = (base: string = tmpdir()): string | undefined => 
   }
 }
 
-/** The cache file of `file` as it is now (a rewrite gives another name). */
-export const cacheFileFor = (file: string, dir: string): string => {
+/**
+ * The cache file of `file` as it is now (a rewrite gives another name), for one `variant` of its
+ * use: a cache holds the functions its first run compiled, so each command keeps its own.
+ */
+export const cacheFileFor = (file: string, dir: string, variant = ""): string => {
   const st = statSync(file, { bigint: true })
-  return join(dir, `${process.version}-${process.arch}-${st.dev}-${st.ino}-${st.size}-${st.mtimeNs}-${st.ctimeNs}.bin`)
+  const name = `${process.version}-${process.arch}-${st.dev}-${st.ino}-${st.size}-${st.mtimeNs}-${st.ctimeNs}`
+  return join(dir, `${name}${/^[a-z][a-z-]{0,30}$/.test(variant) ? `-${variant}` : ""}.bin`)
 }
 
 /**
@@ -46,7 +50,8 @@ export const cacheFileFor = (file: string, dir: string): string => {
  */
 export const runCached = (
   file: string,
-  dir: string | undefined
+  dir: string | undefined,
+  variant = ""
 ): { readonly exports: unknown; readonly cache: CacheState; readonly save: () => void } => {
   const text = readFileSync(file, "utf8")
   // a `#!` line (the program's own, kept by the bundler) is not JavaScript inside the wrapper
@@ -55,7 +60,7 @@ export const runCached = (
   let cachedData: Buffer | undefined
   if (dir !== undefined) {
     try {
-      cacheFile = cacheFileFor(file, dir)
+      cacheFile = cacheFileFor(file, dir, variant)
       cachedData = readFileSync(cacheFile)
     } catch {
       // no cache yet

@@ -86,15 +86,18 @@ describe("compileCacheDir", () => {
 })
 
 describe("the bin", () => {
-  it("writes a cache on the first client command and prints the same with it", async () => {
+  it("writes a cache per command word and prints the same with it", async () => {
     const tmp = tempDir()
     const env = { ...process.env, TMPDIR: tmp }
     const first = await run("node", [mainJs, "put", "--help"], { env })
     const caches = fs.readdirSync(tmp).filter((d) => d.startsWith("etcd-effect-compile-cache-"))
     expect(caches).toHaveLength(1)
-    expect(fs.readdirSync(path.join(tmp, caches[0]!)).filter((f) => f.endsWith(".bin"))).toHaveLength(1)
+    const files = () => fs.readdirSync(path.join(tmp, caches[0]!)).filter((f) => f.endsWith(".bin")).sort()
+    expect(files()).toEqual([expect.stringMatching(/-put\.bin$/)])
     const second = await run("node", [mainJs, "put", "--help"], { env })
     expect(second.stdout).toBe(first.stdout)
     expect(first.stdout).toContain("Puts the given key into the store")
+    await run("node", [mainJs, "get", "--help"], { env })
+    expect(files()).toEqual([expect.stringMatching(/-get\.bin$/), expect.stringMatching(/-put\.bin$/)])
   }, 60_000)
 })
