@@ -10,7 +10,7 @@
  * version, so a rebuilt bundle never meets the old bundle's bytecode. V8 itself only checks the
  * source's length. Any cache problem is silent: the script then compiles as usual.
  */
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs"
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
@@ -31,6 +31,21 @@ export const compileCacheDir = (base: string = tmpdir()): string | undefined => 
     return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : undefined
   } catch {
     return undefined
+  }
+}
+
+/** Caches not written for this long are of bundles gone (each build and command writes its own). */
+const STALE_MS = 7 * 24 * 3600 * 1000
+
+/** Removes the caches of `dir` written more than a week ago (run when a new cache is written). */
+export const pruneStale = (dir: string, now = Date.now()): void => {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name)
+    try {
+      if (now - statSync(p).mtimeMs > STALE_MS) rmSync(p, { force: true })
+    } catch {
+      // removed by another run meanwhile
+    }
   }
 }
 
@@ -83,6 +98,7 @@ export const runCached = (
       const tmp = `${cacheFile}.${process.pid}.tmp`
       writeFileSync(tmp, script.createCachedData(), { mode: 0o600 })
       renameSync(tmp, cacheFile)
+      pruneStale(dirname(cacheFile))
     } catch {
       // a read-only or full temp dir: run without a cache next time too
     }

@@ -10,7 +10,7 @@ import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { promisify } from "node:util"
 import { afterEach, describe, expect, it } from "vitest"
-import { compileCacheDir } from "../../src/cli/compile-cache.js"
+import { compileCacheDir, pruneStale } from "../../src/cli/compile-cache.js"
 import { mainJs, repoRoot } from "../server/support/process.js"
 
 const run = promisify(execFile)
@@ -64,6 +64,20 @@ describe("runCached", () => {
     fs.writeFileSync(path.join(dir, cacheFile!), bytes.subarray(0, bytes.length >> 1))
     expect(runChild(file, base)).toEqual({ cache: "rejected", v: 42 })
     expect(runChild(file, base)).toEqual({ cache: "used", v: 42 })
+  })
+})
+
+describe("pruneStale", () => {
+  it("removes the caches not written for over a week, and keeps the others", () => {
+    const dir = compileCacheDir(tempDir())!
+    const old = path.join(dir, "old.bin")
+    const recent = path.join(dir, "recent.bin")
+    fs.writeFileSync(old, "x")
+    fs.writeFileSync(recent, "y")
+    const eightDaysAgo = new Date(Date.now() - 8 * 24 * 3600 * 1000)
+    fs.utimesSync(old, eightDaysAgo, eightDaysAgo)
+    pruneStale(dir)
+    expect(fs.readdirSync(dir)).toEqual(["recent.bin"])
   })
 })
 
