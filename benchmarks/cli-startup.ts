@@ -1,8 +1,10 @@
 /**
  * Start-up of the command line, side by side with etcdctl 3.4 in the same run: wall time and peak
  * RSS of `--help`, `get` and `watch` (until its first event) against one etcd 3.4, N alternating
- * runs each, medians. The program measured is the bin (`dist/cli/main.js`, the bundle); with
- * `--unbundled` also the tsc output it is bundled from (`dist/src/cli/main.js`).
+ * runs each, medians. The program measured is the bin (`dist/cli/main.js`, the bundle), with its
+ * code cache warm (one run of each command before the timed ones writes it) and, beside it, without the cache
+ * (NODE_DISABLE_COMPILE_CACHE); with `--unbundled` also the tsc output it is bundled from
+ * (`dist/src/cli/main.js`).
  *
  *   npm run build && npm run bench:cli-startup [-- --runs 20] [--unbundled]
  */
@@ -22,10 +24,15 @@ const ETCDCTL = process.env.ETCDCTL_BIN ?? "/usr/bin/etcdctl"
  * Wall time of one run, from spawn to exit; `until` ends a long-running command (watch) once its
  * output holds, and the time is taken then.
  */
-const measure = (file: string, args: ReadonlyArray<string>, until?: (out: string) => boolean): Promise<number> =>
+const measure = (
+  file: string,
+  args: ReadonlyArray<string>,
+  until?: (out: string) => boolean,
+  env: Record<string, string> = {}
+): Promise<number> =>
   new Promise((resolve, reject) => {
     const start = process.hrtime.bigint()
-    const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ETCDCTL_API: "3" } })
+    const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ETCDCTL_API: "3", ...env } })
     let out = ""
     let err = ""
     let done = false
@@ -47,10 +54,13 @@ const measure = (file: string, args: ReadonlyArray<string>, until?: (out: string
   })
 
 /** Peak RSS (KB) of one run, from GNU time's %M (Debian's /usr/bin/time), or undefined without it. */
-const peakRss = (file: string, args: ReadonlyArray<string>): Promise<number | undefined> =>
+const peakRss = (file: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<number | undefined> =>
   new Promise((resolve) => {
     if (!fs.existsSync("/usr/bin/time")) return resolve(undefined)
-    const child = spawn("/usr/bin/time", ["-f", "%M", file, ...args], { stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, ETCDCTL_API: "3" } })
+    const child = spawn("/usr/bin/time", ["-f", "%M", file, ...args], {
+      stdio: ["ignore", "ignore", "pipe"],
+      env: { ...process.env, ETCDCTL_API: "3", ...env }
+    })
     let err = ""
     child.stderr.on("data", (d) => (err += d))
     child.on("exit", () => resolve(Number(err.trim().split("\n").pop())))
@@ -63,9 +73,18 @@ const median = (xs: ReadonlyArray<number>): number => {
 
 const main = async () => {
   const root = projectRoot()
-  const programs: Array<{ name: string; cmd: (args: ReadonlyArray<string>) => [string, Array<string>] }> = [
+  const programs: Array<{
+    name: string
+    cmd: (args: ReadonlyArray<string>) => [string, Array<string>]
+    env?: Record<string, string>
+  }> = [
     { name: "etcdctl 3.4", cmd: (args) => [ETCDCTL, [...args]] },
-    { name: "etcd-effect (bin: bundle)", cmd: (args) => ["node", [path.join(root, "dist/cli/main.js"), ...args]] }
+    { name: "etcd-effect (bin: bundle)", cmd: (args) => ["node", [path.join(root, "dist/cli/main.js"), ...args]] },
+    {
+      name: "etcd-effect (bin, no code cache)",
+      cmd: (args) => ["node", [path.join(root, "dist/cli/main.js"), ...args]],
+      env: { NODE_DISABLE_COMPILE_CACHE: "1" }
+    }
   ]
   if (values.unbundled) {
     programs.push({ name: "etcd-effect (tsc output)", cmd: (args) => ["node", [path.join(root, "dist/src/cli/main.js"), ...args]] })
@@ -84,17 +103,19 @@ const main = async () => {
     const results: Array<{ program: string; command: string; ms: number; rssKb: number | undefined }> = []
     for (const c of cases) {
       const samples = new Map<string, Array<number>>()
+      // the bin's code cache (one per command word) is written by its first run: the timed runs find it warm
+      await measure("node", [path.join(root, "dist/cli/main.js"), ...c.args], c.until)
       for (let i = 0; i < runs; i++) {
         // alternate the order each round so neither side always runs on a warmer machine
         const order = i % 2 === 0 ? programs : [...programs].reverse()
         for (const p of order) {
           const [file, args] = p.cmd(c.args)
-          samples.set(p.name, [...(samples.get(p.name) ?? []), await measure(file, args, c.until)])
+          samples.set(p.name, [...(samples.get(p.name) ?? []), await measure(file, args, c.until, p.env)])
         }
       }
       for (const p of programs) {
         const [file, args] = p.cmd(c.args)
-        const rssKb = c.until === undefined ? await peakRss(file, args) : undefined
+        const rssKb = c.until === undefined ? await peakRss(file, args, p.env) : undefined
         results.push({ program: p.name, command: c.name, ms: median(samples.get(p.name)!), rssKb })
       }
     }

@@ -4,6 +4,7 @@
  * etcd3's copy of the protos and back, and the hand-written TS types agree with the protos.
  */
 import * as grpc from "@grpc/grpc-js"
+import * as protoLoader from "@grpc/proto-loader"
 import { createRequire } from "node:module"
 import { dirname, join, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -58,6 +59,70 @@ describe("proto-loader and grpc-js", () => {
     }
     const loaded = grpc.loadPackageDefinition(proto.packageDefinition)
     expect(Object.keys(loaded).sort()).toEqual(["authpb", "etcdserverpb", "mvccpb"])
+  })
+})
+
+describe("the package definition against proto-loader's", () => {
+  // what src/proto/load.ts replaced (issue 12, start-up): proto-loader's loadSync of the same protos
+  const reference = protoLoader.loadSync(["rpc.proto"], proto.loaderOptions)
+  const entries = (d: protoLoader.PackageDefinition) => Object.keys(d).sort()
+
+  it("has the same entries, kinds and paths", () => {
+    expect(entries(proto.packageDefinition)).toEqual(entries(reference))
+    for (const name of entries(reference)) {
+      const ref = reference[name]!
+      const got = proto.packageDefinition[name]!
+      if ("format" in ref) {
+        expect((got as { format?: string }).format, name).toBe(ref.format)
+        continue
+      }
+      const methods = got as protoLoader.ServiceDefinition
+      expect(Object.keys(methods), name).toEqual(Object.keys(ref))
+      for (const [method, def] of Object.entries(ref)) {
+        const mine = methods[method]!
+        expect([mine.path, mine.requestStream, mine.responseStream, mine.originalName], `${name}.${method}`)
+          .toEqual([def.path, def.requestStream, def.responseStream, def.originalName])
+        expect(mine.options, `${name}.${method}`).toEqual(def.options)
+      }
+    }
+  })
+
+  it("has the same descriptors (type, fileDescriptorProtos) for every message and enum", () => {
+    for (const name of entries(reference)) {
+      const ref = reference[name]!
+      if (!("format" in ref)) continue
+      type Described = { readonly type: object; readonly fileDescriptorProtos: Array<Buffer> }
+      const got = proto.packageDefinition[name] as unknown as Described
+      const want = ref as unknown as Described
+      expect(got.type, name).toEqual(want.type)
+      const hex = (d: Described) => d.fileDescriptorProtos.map((b) => b.toString("hex"))
+      expect(hex(got), name).toEqual(hex(want))
+    }
+    const range = proto.serviceDefinition("KV")["Range"] as unknown as protoLoader.MethodDefinition<object, object>
+    const refRange = (reference["etcdserverpb.KV"] as protoLoader.ServiceDefinition)["Range"]!
+    expect(range.requestType.type).toEqual(refRange.requestType.type)
+    expect(range.responseType.type).toEqual(refRange.responseType.type)
+  })
+
+  it("encodes and decodes as proto-loader's codecs do, refusing an array the same way", () => {
+    const kv = proto.serviceDefinition("KV")
+    const refKv = reference["etcdserverpb.KV"] as protoLoader.ServiceDefinition
+    const request = { key: Buffer.from("k\u00ff"), range_end: Buffer.from([0]), revision: "-5", limit: 7, sort_order: 2, keys_only: true }
+    const bytes = kv["Range"]!.requestSerialize(request)
+    expect(bytes.toString("hex")).toBe(refKv["Range"]!.requestSerialize(request).toString("hex"))
+    expect(kv["Range"]!.requestDeserialize(bytes)).toEqual(refKv["Range"]!.requestDeserialize(bytes))
+    const txn = { succeeded: true, responses: [{ response_put: { prev_kv: { key: Buffer.from("a"), lease: "18446744073709551615" } } }] }
+    const txnBytes = kv["Txn"]!.responseSerialize(txn)
+    expect(txnBytes.toString("hex")).toBe(refKv["Txn"]!.responseSerialize(txn).toString("hex"))
+    expect(kv["Txn"]!.responseDeserialize(txnBytes)).toEqual(refKv["Txn"]!.responseDeserialize(txnBytes))
+    expect(() => kv["Put"]!.requestSerialize([] as never)).toThrow(
+      "Failed to serialize message: expected object with PutRequest structure, got array instead"
+    )
+  })
+
+  it("names methods in camelCase as lodash does (proto-loader's originalName)", () => {
+    expect(["HashKV", "LeaseTimeToLive", "MoveLeader", "Range", "UserGrantRole"].map(proto.camelCase))
+      .toEqual(["hashKv", "leaseTimeToLive", "moveLeader", "range", "userGrantRole"])
   })
 })
 
