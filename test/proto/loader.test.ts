@@ -12,6 +12,7 @@ import protobufjs from "protobufjs"
 import ts from "typescript"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as proto from "../../src/proto/index.js"
+import { camelCase } from "../../src/proto/load.js"
 import { messageKinds } from "./message-kinds.js"
 import { describeRoot, loadRoot } from "./schema.js"
 
@@ -121,7 +122,7 @@ describe("the package definition against proto-loader's", () => {
   })
 
   it("names methods in camelCase as lodash does (proto-loader's originalName)", () => {
-    expect(["HashKV", "LeaseTimeToLive", "MoveLeader", "Range", "UserGrantRole"].map(proto.camelCase))
+    expect(["HashKV", "LeaseTimeToLive", "MoveLeader", "Range", "UserGrantRole"].map(camelCase))
       .toEqual(["hashKv", "leaseTimeToLive", "moveLeader", "range", "userGrantRole"])
   })
 })
