@@ -16,7 +16,10 @@ export default tseslint.config(
     rules: {
       // a promise nobody awaits loses its failure (type-aware)
       "@typescript-eslint/no-floating-promises": "error",
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }
+      ],
       eqeqeq: ["error", "always", { null: "ignore" }],
       "no-async-promise-executor": "error",
       "no-compare-neg-zero": "error",

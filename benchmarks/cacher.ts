@@ -34,7 +34,15 @@ import { watchInto } from "../src/kubernetes/storage/watch-sink.js"
 import { Etcd3Store } from "../src/kubernetes/storage/etcd3/store.js"
 import type { StorageService } from "../src/kubernetes/storage/interfaces.js"
 import { parsePredicate } from "../src/kubernetes/storage/selection-predicate.js"
-import { cleanup, etcdInstalled, etcdVersion, readRss, type Server, startEtcdServer, startOurs } from "./compare-servers.js"
+import {
+  cleanup,
+  etcdInstalled,
+  etcdVersion,
+  readRss,
+  type Server,
+  startEtcdServer,
+  startOurs
+} from "./compare-servers.js"
 
 const WATCHERS = Number(process.env.WATCHERS ?? "10000")
 const NAMESPACES = Number(process.env.NAMESPACES ?? "10")
@@ -59,7 +67,8 @@ const pod = (ns: number, i: number, t: number): KubeObject => ({
   spec: { t, pad: PAD }
 })
 
-const quantile = (sorted: Array<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
+const quantile = (sorted: Array<number>, q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
 const heap = () => {
   ;(globalThis as { gc?: () => void }).gc?.()
   return process.memoryUsage().heapUsed
@@ -80,7 +89,7 @@ interface Row {
 const run = (server: Server, mode: Mode): Promise<Row> =>
   Effect.runPromise(
     Effect.scoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client: EtcdClientService = yield* make({ endpoints: [server.endpoint] })
         const etcd3 = Etcd3Store.makeWith(client, {
           pathPrefix: `/bench-${mode}`,
@@ -90,7 +99,10 @@ const run = (server: Server, mode: Mode): Promise<Row> =>
         for (let ns = 0; ns < NAMESPACES; ns++) yield* etcd3.create(`/pods/ns-${ns}/pod-0`, pod(ns, 0, 0))
         let store: StorageService = etcd3
         if (mode !== "direct") {
-          store = yield* Cacher.make(etcd3, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } })
+          store = yield* Cacher.make(etcd3, {
+            resourcePrefix: "/pods/",
+            groupResource: { group: "", resource: "pods" }
+          })
           const internals = (store as unknown as { internals: { ready: { isReady: boolean } } }).internals
           while (!internals.ready.isReady) yield* Effect.sleep("10 millis")
         }
@@ -117,7 +129,10 @@ const run = (server: Server, mode: Mode): Promise<Row> =>
             continue
           }
           const events = yield* store.watch(`/pods/ns-${ns}/`, options)
-          yield* Effect.forkIn(Stream.runForEach(events, (e) => Effect.sync(() => take(e))), scope)
+          yield* Effect.forkIn(
+            Stream.runForEach(events, (e) => Effect.sync(() => take(e))),
+            scope
+          )
         }
         // let the watches register on the server, then measure what they hold
         yield* Effect.sleep("2 seconds")
@@ -161,7 +176,10 @@ const main = async () => {
   cleanup.dirs.add(root)
   const rows: Array<Row> = []
   try {
-    const starts = [...(SYSTEMS.includes("ours") ? [() => startOurs({ root })] : []), ...(SYSTEMS.includes("etcd") ? [() => startEtcdServer(root)] : [])]
+    const starts = [
+      ...(SYSTEMS.includes("ours") ? [() => startOurs({ root })] : []),
+      ...(SYSTEMS.includes("etcd") ? [() => startEtcdServer(root)] : [])
+    ]
     for (const start of starts) {
       for (const mode of MODES) {
         const server = await start()
@@ -176,12 +194,18 @@ const main = async () => {
     fs.rmSync(root, { recursive: true, force: true })
   }
   const f = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d })
-  console.log(`bench:cacher — ${WATCHERS} watchers (${NAMESPACES} namespaces, label selector), ${WRITES} updates of ~1 KB at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`)
+  console.log(
+    `bench:cacher — ${WATCHERS} watchers (${NAMESPACES} namespaces, label selector), ${WRITES} updates of ~1 KB at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`
+  )
   console.log("")
-  console.log("| server | watchers via | delivered / expected | events/s | p50 ms | p99 ms | server bytes/watcher | client heap bytes/watcher |")
+  console.log(
+    "| server | watchers via | delivered / expected | events/s | p50 ms | p99 ms | server bytes/watcher | client heap bytes/watcher |"
+  )
   console.log("|---|---|---:|---:|---:|---:|---:|---:|")
   for (const r of rows) {
-    console.log(`| ${r.system} | ${r.mode === "cacher" ? "the Cacher (sink)" : r.mode === "cacher-stream" ? "the Cacher (a Stream each)" : "own etcd watch"} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.serverBytesPerWatcher)} | ${f(r.clientBytesPerWatcher)} |`)
+    console.log(
+      `| ${r.system} | ${r.mode === "cacher" ? "the Cacher (sink)" : r.mode === "cacher-stream" ? "the Cacher (a Stream each)" : "own etcd watch"} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.serverBytesPerWatcher)} | ${f(r.clientBytesPerWatcher)} |`
+    )
   }
 }
 
@@ -194,57 +218,82 @@ const main = async () => {
 const dispatchCost = (trigger: boolean): Promise<{ usPerEvent: number; deliveries: number }> => {
   const N = 10_000
   const EVENTS = Number(process.env.DISPATCH_EVENTS ?? "2000")
-  const nodeOf = (o: KubeObject) => ((o["spec"] as { nodeName?: string } | undefined)?.nodeName) ?? ""
-  const attrs = (o: KubeObject) => ({ labels: o.metadata.labels ?? {}, fields: { "metadata.name": o.metadata.name ?? "", "metadata.namespace": o.metadata.namespace ?? "", "spec.nodeName": nodeOf(o) } })
+  const nodeOf = (o: KubeObject) => (o["spec"] as { nodeName?: string } | undefined)?.nodeName ?? ""
+  const attrs = (o: KubeObject) => ({
+    labels: o.metadata.labels ?? {},
+    fields: {
+      "metadata.name": o.metadata.name ?? "",
+      "metadata.namespace": o.metadata.namespace ?? "",
+      "spec.nodeName": nodeOf(o)
+    }
+  })
   const parts = DispatcherTag.layer.pipe(
     Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer)),
-    Layer.provide(Layer.succeed(CacherConfigTag, {
-      resourcePrefix: "/pods/",
-      groupResource: { group: "", resource: "pods" },
-      getAttrs: attrs,
-      ...(trigger ? { indexedTrigger: { field: "spec.nodeName" } } : {})
-    }))
+    Layer.provide(
+      Layer.succeed(CacherConfigTag, {
+        resourcePrefix: "/pods/",
+        groupResource: { group: "", resource: "pods" },
+        getAttrs: attrs,
+        ...(trigger ? { indexedTrigger: { field: "spec.nodeName" } } : {})
+      })
+    )
   )
-  return Effect.runPromise(Effect.scoped(Effect.gen(function*() {
-    const { incoming } = yield* DispatcherTag
-    const watchers = yield* CacheWatchersTag
-    const cache = yield* WatchCacheTag
-    let deliveries = 0
-    const sink = { push: (evs: ReadonlyArray<WatchEvent>) => ((deliveries += evs.length), true), end: () => {} }
-    for (let i = 0; i < N; i++) {
-      const node = `node-${i}`
-      watchers.add(new CacheWatcher({
-        chanSize: 10,
-        filter: (_k, a) => a.fields["spec.nodeName"] === node,
-        startRV: 0n,
-        allowWatchBookmarks: false,
-        typeMeta: {},
-        now: 0,
-        namespace: "",
-        name: "",
-        triggerValue: trigger ? node : undefined,
-        consumer: { _tag: "Sink", sink }
-      }))
-    }
-    const events = Array.from({ length: EVENTS }, (_, i) => cache.processEvent("ADDED", { metadata: { name: `p${i}`, namespace: "ns" }, spec: { nodeName: `node-${i % N}` } }, BigInt(i + 1)))
-    const c0 = process.cpuUsage()
-    for (const e of events) yield* Queue.offer(incoming, e)
-    while (deliveries < EVENTS) yield* Effect.sleep("1 millis")
-    const c = process.cpuUsage(c0)
-    return { usPerEvent: (c.user + c.system) / EVENTS, deliveries }
-  }).pipe(Effect.provide(parts))))
+  return Effect.runPromise(
+    Effect.scoped(
+      Effect.gen(function* () {
+        const { incoming } = yield* DispatcherTag
+        const watchers = yield* CacheWatchersTag
+        const cache = yield* WatchCacheTag
+        let deliveries = 0
+        const sink = { push: (evs: ReadonlyArray<WatchEvent>) => ((deliveries += evs.length), true), end: () => {} }
+        for (let i = 0; i < N; i++) {
+          const node = `node-${i}`
+          watchers.add(
+            new CacheWatcher({
+              chanSize: 10,
+              filter: (_k, a) => a.fields["spec.nodeName"] === node,
+              startRV: 0n,
+              allowWatchBookmarks: false,
+              typeMeta: {},
+              now: 0,
+              namespace: "",
+              name: "",
+              triggerValue: trigger ? node : undefined,
+              consumer: { _tag: "Sink", sink }
+            })
+          )
+        }
+        const events = Array.from({ length: EVENTS }, (_, i) =>
+          cache.processEvent(
+            "ADDED",
+            { metadata: { name: `p${i}`, namespace: "ns" }, spec: { nodeName: `node-${i % N}` } },
+            BigInt(i + 1)
+          )
+        )
+        const c0 = process.cpuUsage()
+        for (const e of events) yield* Queue.offer(incoming, e)
+        while (deliveries < EVENTS) yield* Effect.sleep("1 millis")
+        const c = process.cpuUsage(c0)
+        return { usPerEvent: (c.user + c.system) / EVENTS, deliveries }
+      }).pipe(Effect.provide(parts))
+    )
+  )
 }
 
-main().then(async () => {
-  if (process.env.DISPATCH === "0") return
-  const without = await dispatchCost(false)
-  const withTrigger = await dispatchCost(true)
-  console.log("")
-  console.log("| dispatch, 10,000 watchers (each selects its own spec.nodeName) | CPU µs per event |")
-  console.log("|---|---:|")
-  console.log(`| no trigger (every watcher a candidate, each filters) | ${without.usPerEvent.toFixed(1)} |`)
-  console.log(`| indexed trigger on spec.nodeName (only the event's watcher) | ${withTrigger.usPerEvent.toFixed(1)} |`)
-}).catch((e) => {
-  console.error(e)
-  process.exit(1)
-})
+main()
+  .then(async () => {
+    if (process.env.DISPATCH === "0") return
+    const without = await dispatchCost(false)
+    const withTrigger = await dispatchCost(true)
+    console.log("")
+    console.log("| dispatch, 10,000 watchers (each selects its own spec.nodeName) | CPU µs per event |")
+    console.log("|---|---:|")
+    console.log(`| no trigger (every watcher a candidate, each filters) | ${without.usPerEvent.toFixed(1)} |`)
+    console.log(
+      `| indexed trigger on spec.nodeName (only the event's watcher) | ${withTrigger.usPerEvent.toFixed(1)} |`
+    )
+  })
+  .catch((e) => {
+    console.error(e)
+    process.exit(1)
+  })

@@ -16,7 +16,9 @@ import { parseArgs } from "node:util"
 import { startEtcd } from "./etcd.js"
 import { projectRoot } from "./compare-servers.js"
 
-const { values } = parseArgs({ options: { runs: { type: "string", default: "15" }, unbundled: { type: "boolean", default: false } } })
+const { values } = parseArgs({
+  options: { runs: { type: "string", default: "15" }, unbundled: { type: "boolean", default: false } }
+})
 const runs = Number(values.runs)
 const ETCDCTL = process.env.ETCDCTL_BIN ?? "/usr/bin/etcdctl"
 
@@ -32,7 +34,10 @@ const measure = (
 ): Promise<number> =>
   new Promise((resolve, reject) => {
     const start = process.hrtime.bigint()
-    const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ETCDCTL_API: "3", ...env } })
+    const child = spawn(file, args, {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ETCDCTL_API: "3", ...env }
+    })
     let out = ""
     let err = ""
     let done = false
@@ -48,13 +53,18 @@ const measure = (
     child.stderr.on("data", (d) => (err += d))
     child.on("exit", (code, signal) => {
       if (until === undefined) ms = Number(process.hrtime.bigint() - start) / 1e6
-      if (until === undefined ? code !== 0 : !done) return reject(new Error(`${file} ${args.join(" ")}: exit ${code ?? signal}\n${out}\n${err}`))
+      if (until === undefined ? code !== 0 : !done)
+        return reject(new Error(`${file} ${args.join(" ")}: exit ${code ?? signal}\n${out}\n${err}`))
       resolve(ms)
     })
   })
 
 /** Peak RSS (KB) of one run, from GNU time's %M (Debian's /usr/bin/time), or undefined without it. */
-const peakRss = (file: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Promise<number | undefined> =>
+const peakRss = (
+  file: string,
+  args: ReadonlyArray<string>,
+  env: Record<string, string> = {}
+): Promise<number | undefined> =>
   new Promise((resolve) => {
     if (!fs.existsSync("/usr/bin/time")) return resolve(undefined)
     const child = spawn("/usr/bin/time", ["-f", "%M", file, ...args], {
@@ -87,7 +97,10 @@ const main = async () => {
     }
   ]
   if (values.unbundled) {
-    programs.push({ name: "etcd-effect (tsc output)", cmd: (args) => ["node", [path.join(root, "dist/src/cli/main.js"), ...args]] })
+    programs.push({
+      name: "etcd-effect (tsc output)",
+      cmd: (args) => ["node", [path.join(root, "dist/src/cli/main.js"), ...args]]
+    })
   }
   const dataRoot = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-startup-"))
   const etcd = await startEtcd(dataRoot, "etcd-")
@@ -98,7 +111,11 @@ const main = async () => {
       { name: "--help", args: ["--help"] },
       { name: "get /startup", args: ["get", "/startup", ...ep] },
       // --rev 1 replays the put at once: the time to the first printed event
-      { name: "watch /startup --rev 1 (first event)", args: ["watch", "/startup", "--rev", "1", ...ep], until: (o) => o.includes("\nv\n") }
+      {
+        name: "watch /startup --rev 1 (first event)",
+        args: ["watch", "/startup", "--rev", "1", ...ep],
+        until: (o) => o.includes("\nv\n")
+      }
     ]
     const results: Array<{ program: string; command: string; ms: number; rssKb: number | undefined }> = []
     for (const c of cases) {
@@ -119,7 +136,12 @@ const main = async () => {
         results.push({ program: p.name, command: c.name, ms: median(samples.get(p.name)!), rssKb })
       }
     }
-    console.log(`CLI start-up, median of ${runs} alternating runs; load average ${os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
+    console.log(
+      `CLI start-up, median of ${runs} alternating runs; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")}`
+    )
     console.log(`| command | ${programs.map((p) => p.name).join(" | ")} |`)
     console.log(`|---|${programs.map(() => "---:").join("|")}|`)
     for (const c of cases) {

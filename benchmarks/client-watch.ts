@@ -34,8 +34,7 @@ const ONLY = process.env.ONLY
 const WORKLOADS = (process.env.WORKLOADS ?? "catch-up,live,live-txn").split(",")
 const VALUE = "v".repeat(100)
 
-const startEtcdHere = () =>
-  startEtcd(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "etcd-effect-bench-watch-")
+const startEtcdHere = () => startEtcd(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "etcd-effect-bench-watch-")
 
 interface Sample {
   readonly events: number
@@ -65,7 +64,9 @@ const write = (c: EtcdClientService, prefix: string, n: number) =>
 const writeTxns = (c: EtcdClientService, prefix: string, n: number) =>
   Effect.forEach(
     Array.from({ length: n }, (_, i) => i),
-    (i) => c.kv.txn().success(...Array.from({ length: TXN_KEYS }, (_, k) => Op.put(`${prefix}${i % 10}/${k}`, VALUE))).commit,
+    (i) =>
+      c.kv.txn().success(...Array.from({ length: TXN_KEYS }, (_, k) => Op.put(`${prefix}${i % 10}/${k}`, VALUE)))
+        .commit,
     { concurrency: 32, discard: true }
   )
 
@@ -74,7 +75,7 @@ const writeTxns = (c: EtcdClientService, prefix: string, n: number) =>
 /** WATCHERS watches from `from` (0n: now) until each saw `total` events; `during` runs once all are registered. */
 const oursWatch = (endpoint: string, prefix: string, from: bigint, total: number, during: () => Promise<void>) =>
   Effect.runPromise(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const c = yield* make({ endpoints: [endpoint] })
       let created = 0
       let finished = 0
@@ -98,7 +99,12 @@ const oursWatch = (endpoint: string, prefix: string, from: bigint, total: number
           )
         )
       })
-      yield* Effect.forkScoped(Effect.all(Array.from({ length: WATCHERS }, () => one), { concurrency: "unbounded" }))
+      yield* Effect.forkScoped(
+        Effect.all(
+          Array.from({ length: WATCHERS }, () => one),
+          { concurrency: "unbounded" }
+        )
+      )
       yield* Effect.promise(() => registered)
       yield* Effect.promise(during)
       yield* Effect.promise(() => done)
@@ -108,7 +114,13 @@ const oursWatch = (endpoint: string, prefix: string, from: bigint, total: number
 
 // ---- etcd3 --------------------------------------------------------------------------------------
 
-const etcd3Watch = async (endpoint: string, prefix: string, from: bigint, total: number, during: () => Promise<void>) => {
+const etcd3Watch = async (
+  endpoint: string,
+  prefix: string,
+  from: bigint,
+  total: number,
+  during: () => Promise<void>
+) => {
   const client = new Etcd3({ hosts: `http://${endpoint}` })
   try {
     let done = 0
@@ -139,7 +151,8 @@ const etcd3Watch = async (endpoint: string, prefix: string, from: bigint, total:
 // ---- main ---------------------------------------------------------------------------------------
 
 const median = (xs: Array<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
-const fmt = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
 const main = async () => {
   if (!fs.existsSync(ETCD_BIN)) {
@@ -152,7 +165,9 @@ const main = async () => {
     const results: Record<string, Array<Sample>> = {}
     const add = (k: string, s: Sample) => (results[k] ??= []).push(s)
     const withWriter = <A>(f: (c: EtcdClientService) => Effect.Effect<A, unknown>) =>
-      Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(Effect.provide(EtcdClient.layer({ endpoints: [etcd.endpoint] }))))
+      Effect.runPromise(
+        Effect.flatMap(EtcdClient, f).pipe(Effect.provide(EtcdClient.layer({ endpoints: [etcd.endpoint] })))
+      )
 
     log(`catch-up: writing ${REVISIONS} revisions…`)
     const first = (await withWriter((c) => c.kv.put("/catchup/first", VALUE))).header.revision
@@ -161,16 +176,26 @@ const main = async () => {
     for (let round = 0; round < ROUNDS; round++) {
       log(`round ${round + 1}/${ROUNDS}: catch-up, ${WATCHERS} watchers × ${REVISIONS} events`)
       if (WORKLOADS.includes("catch-up")) {
-        if (ONLY !== "etcd3") add("catch-up ours", await measure(() => oursWatch(etcd.endpoint, "/catchup/", first, REVISIONS, none)))
-        if (ONLY !== "ours") add("catch-up etcd3", await measure(() => etcd3Watch(etcd.endpoint, "/catchup/", first, REVISIONS, none)))
+        if (ONLY !== "etcd3")
+          add("catch-up ours", await measure(() => oursWatch(etcd.endpoint, "/catchup/", first, REVISIONS, none)))
+        if (ONLY !== "ours")
+          add("catch-up etcd3", await measure(() => etcd3Watch(etcd.endpoint, "/catchup/", first, REVISIONS, none)))
       }
       if (WORKLOADS.includes("live")) {
         log(`round ${round + 1}/${ROUNDS}: live, ${WATCHERS} watchers × ${LIVE_REVISIONS} puts`)
         const live = (name: string) => async () => {
           await withWriter((c) => write(c, `/live-${name}-${round}/`, LIVE_REVISIONS))
         }
-        if (ONLY !== "etcd3") add("live ours", await measure(() => oursWatch(etcd.endpoint, `/live-ours-${round}/`, 0n, LIVE_REVISIONS, live("ours"))))
-        if (ONLY !== "ours") add("live etcd3", await measure(() => etcd3Watch(etcd.endpoint, `/live-etcd3-${round}/`, 0n, LIVE_REVISIONS, live("etcd3"))))
+        if (ONLY !== "etcd3")
+          add(
+            "live ours",
+            await measure(() => oursWatch(etcd.endpoint, `/live-ours-${round}/`, 0n, LIVE_REVISIONS, live("ours")))
+          )
+        if (ONLY !== "ours")
+          add(
+            "live etcd3",
+            await measure(() => etcd3Watch(etcd.endpoint, `/live-etcd3-${round}/`, 0n, LIVE_REVISIONS, live("etcd3")))
+          )
       }
       if (WORKLOADS.includes("live-txn")) {
         const txns = Math.ceil(LIVE_REVISIONS / TXN_KEYS)
@@ -179,8 +204,16 @@ const main = async () => {
           await withWriter((c) => writeTxns(c, `/txn-${name}-${round}/`, txns))
         }
         const total = txns * TXN_KEYS
-        if (ONLY !== "etcd3") add("live-txn ours", await measure(() => oursWatch(etcd.endpoint, `/txn-ours-${round}/`, 0n, total, live("ours"))))
-        if (ONLY !== "ours") add("live-txn etcd3", await measure(() => etcd3Watch(etcd.endpoint, `/txn-etcd3-${round}/`, 0n, total, live("etcd3"))))
+        if (ONLY !== "etcd3")
+          add(
+            "live-txn ours",
+            await measure(() => oursWatch(etcd.endpoint, `/txn-ours-${round}/`, 0n, total, live("ours")))
+          )
+        if (ONLY !== "ours")
+          add(
+            "live-txn etcd3",
+            await measure(() => etcd3Watch(etcd.endpoint, `/txn-etcd3-${round}/`, 0n, total, live("etcd3")))
+          )
       }
     }
     const lines = [
@@ -195,9 +228,10 @@ const main = async () => {
     ]
     process.stdout.write(lines.join("\n") + "\n")
     process.stdout.write(
-      `\n${WATCHERS} watchers on one prefix, 100-byte values; node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? "?"}), load average ${
-        os.loadavg().map((l) => l.toFixed(1)).join(" ")
-      }; etcd 3.4 on the same machine.\n`
+      `\n${WATCHERS} watchers on one prefix, 100-byte values; node ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? "?"}), load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}; etcd 3.4 on the same machine.\n`
     )
   } finally {
     await etcd.stop()

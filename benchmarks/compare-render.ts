@@ -117,9 +117,9 @@ export const loadWarning = (info: RunInfo): Array<string> => {
   const peak = Math.max(info.loadBefore[0] ?? 0, info.loadAfter[0] ?? 0)
   return peak > info.cores
     ? [
-      "",
-      `**Load average above the ${info.cores} cores (up to ${peak.toFixed(1)}): other jobs shared the machine during this run, so the figures are depressed and noisy; re-run on a quiet machine before reading the ratios closely.**`
-    ]
+        "",
+        `**Load average above the ${info.cores} cores (up to ${peak.toFixed(1)}): other jobs shared the machine during this run, so the figures are depressed and noisy; re-run on a quiet machine before reading the ratios closely.**`
+      ]
     : []
 }
 

@@ -153,7 +153,10 @@ export const scenarios: ReadonlyArray<ScenarioSpec> = [
 /** The scenarios --only names (comma-separated), in table order; unknown names are an error. */
 export const selectScenarios = (only: string | undefined): ReadonlyArray<ScenarioSpec> | string => {
   if (only === undefined || only.trim() === "") return scenarios
-  const wanted = only.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  const wanted = only
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
   const unknown = wanted.filter((w) => !scenarios.some((s) => s.id === w))
   if (unknown.length > 0) {
     return `unknown scenario ${unknown.join(", ")} (known: ${scenarios.map((s) => s.id).join(", ")})`

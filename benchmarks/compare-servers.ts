@@ -145,7 +145,13 @@ export interface OursOptions {
   readonly readyTimeoutMs?: number
 }
 
-const tail = (lines: Array<string>) => lines.join("").split("\n").filter((l) => l.trim() !== "").slice(-8).join(" | ")
+const tail = (lines: Array<string>) =>
+  lines
+    .join("")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .slice(-8)
+    .join(" | ")
 
 const startOursOnce = async (options: OursOptions): Promise<Server> => {
   const dataDir = fs.mkdtempSync(path.join(options.root, "ours-"))
@@ -153,13 +159,19 @@ const startOursOnce = async (options: OursOptions): Promise<Server> => {
   const port = await freePort()
   const args = [
     ...(options.cpuProfDir !== undefined ? ["--cpu-prof", "--cpu-prof-dir", options.cpuProfDir] : []),
-    ...(options.cpuProfDir !== undefined && options.cpuProfName !== undefined ? ["--cpu-prof-name", options.cpuProfName] : []),
+    ...(options.cpuProfDir !== undefined && options.cpuProfName !== undefined
+      ? ["--cpu-prof-name", options.cpuProfName]
+      : []),
     ourMain(),
     "serve",
-    "--name", "bench",
-    "--data-dir", path.join(dataDir, "data"),
-    "--listen-client-urls", `http://127.0.0.1:${port}`,
-    "--log-level", "warn"
+    "--name",
+    "bench",
+    "--data-dir",
+    path.join(dataDir, "data"),
+    "--listen-client-urls",
+    `http://127.0.0.1:${port}`,
+    "--log-level",
+    "warn"
   ]
   if (serveHasMetricsFlag()) args.push("--listen-metrics-urls", `http://127.0.0.1:${await freePort()}`)
   const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() })
@@ -175,7 +187,11 @@ const startOursOnce = async (options: OursOptions): Promise<Server> => {
   const exitedP = new Promise<void>((resolve) => child.once("exit", () => resolve()))
   if (child.pid !== undefined) cleanup.pids.add(child.pid)
   const exited = () =>
-    child.exitCode !== null ? `exit code ${child.exitCode}` : child.signalCode !== null ? `signal ${child.signalCode}` : undefined
+    child.exitCode !== null
+      ? `exit code ${child.exitCode}`
+      : child.signalCode !== null
+        ? `signal ${child.signalCode}`
+        : undefined
   const stop = async () => {
     if (exited() === undefined && spawnError === undefined) {
       child.kill("SIGTERM")

@@ -181,7 +181,7 @@ const measureIdleRss = async (options: LoadOptions, server: Server, round: numbe
   const started = performance.now()
   const { after, created, createMs } = await runEffect(
     Effect.scoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const created = yield* Bench.openIdleWatchers({ ...options, endpoints })
         const createMs = performance.now() - started
         yield* Effect.sleep("2 seconds")
@@ -201,25 +201,32 @@ const measure = async (spec: ScenarioSpec, system: SystemName, round: number): P
   const options = quick ? spec.quick : spec.options
   let server: Server
   try {
-    server = system === "etcd"
-      ? await startEtcdServer(root)
-      : await startOurs({
-        root,
-        ...(cpuProfDir === undefined ? {} : { cpuProfDir, cpuProfName: `${spec.id}-round${round}.cpuprofile` })
-      })
+    server =
+      system === "etcd"
+        ? await startEtcdServer(root)
+        : await startOurs({
+            root,
+            ...(cpuProfDir === undefined ? {} : { cpuProfDir, cpuProfName: `${spec.id}-round${round}.cpuprofile` })
+          })
   } catch (e) {
     return { round, error: `start: ${e instanceof Error ? e.message : String(e)}` }
   }
   live = server
   let sample: Sample
   try {
-    sample = spec.kind === "run" ? await measureRun(spec, options, server, round) : await measureIdleRss(options, server, round)
+    sample =
+      spec.kind === "run"
+        ? await measureRun(spec, options, server, round)
+        : await measureIdleRss(options, server, round)
   } catch (e) {
     sample = { round, error: e instanceof Error ? e.message : String(e) }
   }
   const gone = server.exited()
   if (gone !== undefined) {
-    sample = { ...sample, error: `server ${gone} during the run${sample.error === undefined ? "" : `; ${sample.error}`}` }
+    sample = {
+      ...sample,
+      error: `server ${gone} during the run${sample.error === undefined ? "" : `; ${sample.error}`}`
+    }
   }
   await server.stop()
   live = undefined
@@ -244,7 +251,12 @@ const commandLine = (): string => {
   if (process.env.npm_lifecycle_event === "bench:compare") {
     return `npm run bench:compare${args.length > 0 ? ` -- ${args.map(quote).join(" ")}` : ""}`
   }
-  return ["node", ...process.execArgv, path.relative(process.cwd(), process.argv[1] ?? "dist/benchmarks/compare.js"), ...args]
+  return [
+    "node",
+    ...process.execArgv,
+    path.relative(process.cwd(), process.argv[1] ?? "dist/benchmarks/compare.js"),
+    ...args
+  ]
     .map(quote)
     .join(" ")
 }
@@ -270,7 +282,9 @@ const main = async () => {
         const took = sample.durationMs === undefined ? "" : ` (${(sample.durationMs / 1000).toFixed(2)} s)`
         process.stderr.write(
           `  ${spec.id.padEnd(18)} round ${round}  ${system.padEnd(11)}  ` +
-            (sample.error === undefined ? `${formatValue(sample.value)} ${spec.unit}${took}` : `ERROR ${sample.error}`) +
+            (sample.error === undefined
+              ? `${formatValue(sample.value)} ${spec.unit}${took}`
+              : `ERROR ${sample.error}`) +
             "\n"
         )
       }
@@ -302,7 +316,17 @@ const main = async () => {
   )
   process.stdout.write(renderText(outcomes))
   if (parsed.json !== undefined) {
-    fs.writeFileSync(parsed.json, JSON.stringify({ info, outcomes: outcomes.map(({ spec, ...o }) => ({ id: spec.id, unit: spec.unit, target: spec.target, ...o })) }, null, 2) + "\n")
+    fs.writeFileSync(
+      parsed.json,
+      JSON.stringify(
+        {
+          info,
+          outcomes: outcomes.map(({ spec, ...o }) => ({ id: spec.id, unit: spec.unit, target: spec.target, ...o }))
+        },
+        null,
+        2
+      ) + "\n"
+    )
   }
   if (write) {
     const docs = path.join(projectRoot(), "docs")

@@ -44,20 +44,32 @@ export interface StartEtcdOptions {
 }
 
 /** Starts etcd with its data dir under `dataRoot` and waits until it answers a Range. */
-export const startEtcd = async (dataRoot: string, prefix: string, options: StartEtcdOptions = {}): Promise<EtcdProcess> => {
+export const startEtcd = async (
+  dataRoot: string,
+  prefix: string,
+  options: StartEtcdOptions = {}
+): Promise<EtcdProcess> => {
   const dataDir = fs.mkdtempSync(path.join(dataRoot, prefix))
   const [client, peer] = [await freePort(), await freePort()]
   const proc = spawn(
     ETCD_BIN,
     [
-      "--name", "bench",
-      "--data-dir", dataDir,
-      "--listen-client-urls", `http://127.0.0.1:${client}`,
-      "--advertise-client-urls", `http://127.0.0.1:${client}`,
-      "--listen-peer-urls", `http://127.0.0.1:${peer}`,
-      "--initial-advertise-peer-urls", `http://127.0.0.1:${peer}`,
-      "--initial-cluster", `bench=http://127.0.0.1:${peer}`,
-      "--log-level", "error",
+      "--name",
+      "bench",
+      "--data-dir",
+      dataDir,
+      "--listen-client-urls",
+      `http://127.0.0.1:${client}`,
+      "--advertise-client-urls",
+      `http://127.0.0.1:${client}`,
+      "--listen-peer-urls",
+      `http://127.0.0.1:${peer}`,
+      "--initial-advertise-peer-urls",
+      `http://127.0.0.1:${peer}`,
+      "--initial-cluster",
+      `bench=http://127.0.0.1:${peer}`,
+      "--log-level",
+      "error",
       ...(options.extraArgs ?? [])
     ],
     { stdio: "ignore", env: options.env ?? process.env }

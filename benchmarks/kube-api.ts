@@ -18,7 +18,17 @@ import * as fs from "node:fs"
 import * as http from "node:http"
 import * as os from "node:os"
 import * as path from "node:path"
-import { cleanEnv, cleanup, etcdInstalled, etcdVersion, ourMain, readRss, type Server, startEtcdServer, startOurs } from "./compare-servers.js"
+import {
+  cleanEnv,
+  cleanup,
+  etcdInstalled,
+  etcdVersion,
+  ourMain,
+  readRss,
+  type Server,
+  startEtcdServer,
+  startOurs
+} from "./compare-servers.js"
 
 const WATCHER_COUNTS = (process.env.WATCHERS ?? "1000,10000").split(",").map(Number)
 const NAMESPACES = Number(process.env.NAMESPACES ?? "10")
@@ -27,7 +37,8 @@ const RATE = Number(process.env.RATE ?? "100")
 const SYSTEMS = (process.env.SYSTEMS ?? "ours,etcd").split(",")
 const PAD = "x".repeat(900)
 
-const quantile = (sorted: Array<number>, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
+const quantile = (sorted: Array<number>, q: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? NaN
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 interface ApiServer {
@@ -38,10 +49,23 @@ interface ApiServer {
 
 const startApiServer = (etcdEndpoint: string): Promise<ApiServer> =>
   new Promise((resolve, reject) => {
-    const proc: ChildProcess = spawn(process.execPath, [ourMain(), "apiserver", "--port", "0", "--etcd-servers", `http://${etcdEndpoint}`, "--etcd-prefix", `/bench-${Date.now()}`], {
-      env: cleanEnv(),
-      stdio: ["ignore", "pipe", "inherit"]
-    })
+    const proc: ChildProcess = spawn(
+      process.execPath,
+      [
+        ourMain(),
+        "apiserver",
+        "--port",
+        "0",
+        "--etcd-servers",
+        `http://${etcdEndpoint}`,
+        "--etcd-prefix",
+        `/bench-${Date.now()}`
+      ],
+      {
+        env: cleanEnv(),
+        stdio: ["ignore", "pipe", "inherit"]
+      }
+    )
     let out = ""
     proc.stdout!.on("data", (d) => {
       out += String(d)
@@ -65,17 +89,30 @@ const startApiServer = (etcdEndpoint: string): Promise<ApiServer> =>
 const send = (url: string, method: string, body?: unknown): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
     const data = body === undefined ? undefined : JSON.stringify(body)
-    const req = http.request(url, { method, headers: data === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(data) } }, (res) => {
-      let text = ""
-      res.setEncoding("utf8")
-      res.on("data", (c) => (text += c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
-    })
+    const req = http.request(
+      url,
+      {
+        method,
+        headers:
+          data === undefined ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(data) }
+      },
+      (res) => {
+        let text = ""
+        res.setEncoding("utf8")
+        res.on("data", (c) => (text += c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body: text }))
+      }
+    )
     req.on("error", reject)
     req.end(data)
   })
 
-const cm = (ns: number, t: number) => ({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "bench", namespace: `ns-${ns}`, labels: { app: "bench" } }, data: { t: String(t), pad: PAD } })
+const cm = (ns: number, t: number) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name: "bench", namespace: `ns-${ns}`, labels: { app: "bench" } },
+  data: { t: String(t), pad: PAD }
+})
 
 interface Row {
   readonly system: string
@@ -108,30 +145,36 @@ const run = async (etcd: Server, watchers: number): Promise<Row> => {
       const batch: Array<Promise<void>> = []
       for (let w = start; w < Math.min(watchers, start + 500); w++) {
         const ns = w % NAMESPACES
-        batch.push(new Promise((resolve, reject) => {
-          const req = http.get(`${api.url}/api/v1/namespaces/ns-${ns}/configmaps?watch=1&resourceVersion=${rv}&labelSelector=app%3Dbench`, { agent }, (res) => {
-            let buf = ""
-            res.setEncoding("utf8")
-            res.on("data", (chunk: string) => {
-              buf += chunk
-              let i: number
-              while ((i = buf.indexOf("\n")) >= 0) {
-                const line = buf.slice(0, i)
-                buf = buf.slice(i + 1)
-                // the send time without parsing the whole event (the bench client must not be the limit)
-                const m = /"t":"([0-9.]+)"/.exec(line)
-                if (m === null || !line.startsWith("{\"type\":\"MODIFIED\"")) continue
-                const now = performance.now()
-                latencies.push(now - Number(m[1]))
-                delivered++
-                last = now
+        batch.push(
+          new Promise((resolve, reject) => {
+            const req = http.get(
+              `${api.url}/api/v1/namespaces/ns-${ns}/configmaps?watch=1&resourceVersion=${rv}&labelSelector=app%3Dbench`,
+              { agent },
+              (res) => {
+                let buf = ""
+                res.setEncoding("utf8")
+                res.on("data", (chunk: string) => {
+                  buf += chunk
+                  let i: number
+                  while ((i = buf.indexOf("\n")) >= 0) {
+                    const line = buf.slice(0, i)
+                    buf = buf.slice(i + 1)
+                    // the send time without parsing the whole event (the bench client must not be the limit)
+                    const m = /"t":"([0-9.]+)"/.exec(line)
+                    if (m === null || !line.startsWith('{"type":"MODIFIED"')) continue
+                    const now = performance.now()
+                    latencies.push(now - Number(m[1]))
+                    delivered++
+                    last = now
+                  }
+                })
+                resolve()
               }
-            })
-            resolve()
+            )
+            req.on("error", reject)
+            reqs.push(req)
           })
-          req.on("error", reject)
-          reqs.push(req)
-        }))
+        )
       }
       await Promise.all(batch)
     }
@@ -194,12 +237,18 @@ const main = async () => {
     fs.rmSync(root, { recursive: true, force: true })
   }
   const f = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d })
-  console.log(`bench:kube-api — HTTP watchers of \`etcd-effect apiserver\` (Cacher on), ${NAMESPACES} namespaces, label selector, ${WRITES} PUTs of a ~1 KB ConfigMap at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`)
+  console.log(
+    `bench:kube-api — HTTP watchers of \`etcd-effect apiserver\` (Cacher on), ${NAMESPACES} namespaces, label selector, ${WRITES} PUTs of a ~1 KB ConfigMap at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`
+  )
   console.log("")
-  console.log("| apiserver over | HTTP watchers | delivered / expected | events/s | p50 ms | p99 ms | apiserver RSS bytes / watch |")
+  console.log(
+    "| apiserver over | HTTP watchers | delivered / expected | events/s | p50 ms | p99 ms | apiserver RSS bytes / watch |"
+  )
   console.log("|---|---:|---:|---:|---:|---:|---:|")
   for (const r of rows) {
-    console.log(`| ${r.system} | ${f(r.watchers)} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.bytesPerWatch)} |`)
+    console.log(
+      `| ${r.system} | ${f(r.watchers)} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.bytesPerWatch)} |`
+    )
   }
 }
 

@@ -72,7 +72,7 @@ interface Row {
 const benchServer = async (server: Server): Promise<Row> =>
   Effect.runPromise(
     Effect.scoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client: EtcdClientService = yield* make({ endpoints: [server.endpoint] })
         const store: StorageService = Etcd3Store.makeWith(client, {
           pathPrefix: "/registry",
@@ -80,14 +80,22 @@ const benchServer = async (server: Server): Promise<Row> =>
           groupResource: { group: "", resource: "pods" }
         })
         // seed
-        yield* Effect.forEach(Array.from({ length: OBJECTS }, (_, i) => i), (i) => store.create(podKey(i), pod(i, 0)), {
-          concurrency: CONCURRENCY,
-          discard: true
-        })
+        yield* Effect.forEach(
+          Array.from({ length: OBJECTS }, (_, i) => i),
+          (i) => store.create(podKey(i), pod(i, 0)),
+          {
+            concurrency: CONCURRENCY,
+            discard: true
+          }
+        )
         const first = (yield* store.getCurrentResourceVersion) + 1n
         yield* Effect.forEach(
           Array.from({ length: UPDATES }, (_, i) => i),
-          (i) => client.kv.put(`/registry${podKey(i % OBJECTS)}`, JSON.stringify({ ...pod(i % OBJECTS, i + 1), metadata: pod(i % OBJECTS, 0).metadata })),
+          (i) =>
+            client.kv.put(
+              `/registry${podKey(i % OBJECTS)}`,
+              JSON.stringify({ ...pod(i % OBJECTS, i + 1), metadata: pod(i % OBJECTS, 0).metadata })
+            ),
           { concurrency: CONCURRENCY, discard: true }
         )
         const raw: Array<{ ms: number; cpuUs: number }> = []
@@ -124,7 +132,11 @@ const benchServer = async (server: Server): Promise<Row> =>
               measure(() =>
                 Effect.runPromise(
                   Effect.flatMap(
-                    store.watch("/pods/", { recursive: true, resourceVersion: (first - 1n).toString(), predicate: tierA }),
+                    store.watch("/pods/", {
+                      recursive: true,
+                      resourceVersion: (first - 1n).toString(),
+                      predicate: tierA
+                    }),
                     (events) => Stream.runCount(Stream.take(events, UPDATES / 2))
                   )
                 )
@@ -139,15 +151,22 @@ const benchServer = async (server: Server): Promise<Row> =>
           Effect.promise(() =>
             measure(() =>
               Effect.runPromise(
-                Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => Effect.orDie(f(i)), {
-                  concurrency: CONCURRENCY,
-                  discard: true
-                })
+                Effect.forEach(
+                  Array.from({ length: n }, (_, i) => i),
+                  (i) => Effect.orDie(f(i)),
+                  {
+                    concurrency: CONCURRENCY,
+                    discard: true
+                  }
+                )
               ).then(() => n)
             )
           )
         const get = yield* ops((i) => store.get(podKey(i % OBJECTS)), OPS)
-        const list = yield* ops((i) => store.getList(`/pods/ns-${i % 10}/`, { recursive: true }), Math.max(10, Math.floor(OPS / 30)))
+        const list = yield* ops(
+          (i) => store.getList(`/pods/ns-${i % 10}/`, { recursive: true }),
+          Math.max(10, Math.floor(OPS / 30))
+        )
         const update = yield* ops(
           (i) =>
             store.guaranteedUpdate(podKey(i % OBJECTS), {
@@ -189,9 +208,13 @@ const main = async () => {
     fs.rmSync(root, { recursive: true, force: true })
   }
   const f = (n: number) => n.toLocaleString("en-US", { maximumFractionDigits: 1 })
-  console.log(`bench:kube-storage — ${OBJECTS} pods, ${UPDATES} updates replayed, median of ${ROUNDS}; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`)
+  console.log(
+    `bench:kube-storage — ${OBJECTS} pods, ${UPDATES} updates replayed, median of ${ROUNDS}; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`
+  )
   console.log("")
-  console.log("| server | raw watch events/s | raw CPU µs/event | watchChan, everything: events/s | CPU µs/event | / raw | watchChan, tier=a: events/s | CPU µs/event | / raw | Get/s | GetList/s (1000 items) | GuaranteedUpdate/s |")
+  console.log(
+    "| server | raw watch events/s | raw CPU µs/event | watchChan, everything: events/s | CPU µs/event | / raw | watchChan, tier=a: events/s | CPU µs/event | / raw | Get/s | GetList/s (1000 items) | GuaranteedUpdate/s |"
+  )
   console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for (const r of rows) {
     console.log(

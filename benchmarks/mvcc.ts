@@ -56,7 +56,7 @@ const lcg = (seed: number) => () => (seed = (seed * 1103515245 + 12345) & 0x7fff
 const benchStore = (system: string, backend: Layer.Layer<Backend, BackendError>): Promise<Row> =>
   Effect.runPromise(
     Effect.scoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ctx = yield* Layer.build(kvStoreLayer.pipe(Layer.provide(backend)))
         const kv: MvccStoreShape = Context.get(ctx, MvccStore)
 
@@ -68,7 +68,7 @@ const benchStore = (system: string, backend: Layer.Layer<Backend, BackendError>)
         yield* Effect.forEach(
           Array.from({ length: WRITERS }, (_, w) => w),
           (w) =>
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               for (let i = 0; performance.now() < putEnd; i++) {
                 const t0 = performance.now()
                 yield* kv.put({ key: Buffer.from(`put/${w}/${i}`), value: VALUE })
@@ -153,7 +153,8 @@ const benchEtcd = async (): Promise<Row | string> => {
       Array.from({ length: WRITERS }, async () => {
         for (let t = nextTxn++; t < KEYS / LOAD_TXN_OPS; t = nextTxn++) {
           const success = []
-          for (let i = t * LOAD_TXN_OPS; i < (t + 1) * LOAD_TXN_OPS; i++) success.push({ request_put: { key: rangeKey(i), value: VALUE } })
+          for (let i = t * LOAD_TXN_OPS; i < (t + 1) * LOAD_TXN_OPS; i++)
+            success.push({ request_put: { key: rangeKey(i), value: VALUE } })
           await etcd.kv.txn({ compare: [], success, failure: [] })
         }
       })
@@ -197,14 +198,18 @@ const benchEtcd = async (): Promise<Row | string> => {
 // ---- main ---------------------------------------------------------------------------------------
 
 const fmt = (n: number | undefined, digits = 0) =>
-  n === undefined || Number.isNaN(n) ? "–" : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+  n === undefined || Number.isNaN(n)
+    ? "–"
+    : n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits })
 
 const main = async () => {
   const rows: Array<Row> = []
   const notes: Array<string> = []
   const log = (s: string) => process.stderr.write(s + "\n")
 
-  log(`bench:mvcc: ${WRITERS} writers × ${PUT_MS / 1000}s of durable puts (128-byte values), then ${KEYS} keys loaded in txns of ${LOAD_TXN_OPS}, then ${RANGE_MS / 1000}s of single-key ranges`)
+  log(
+    `bench:mvcc: ${WRITERS} writers × ${PUT_MS / 1000}s of durable puts (128-byte values), then ${KEYS} keys loaded in txns of ${LOAD_TXN_OPS}, then ${RANGE_MS / 1000}s of single-key ranges`
+  )
   log("memory backend…")
   rows.push(await benchStore("etcd-effect, memory backend", layerMemory))
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-bench-lmdb-"))
@@ -222,14 +227,18 @@ const main = async () => {
   const lines = [
     `| system | path | durable puts/s (${WRITERS} writers) | put latency p50 / p99 (ms) | load: keys/s (txns of ${LOAD_TXN_OPS}) | range/s, 1 key of ${KEYS / 1000}k (1 caller) | range/s (${WRITERS} concurrent callers) | heap after load (MiB) |`,
     "|---|---|---:|---:|---:|---:|---:|---:|",
-    ...rows.map((r) =>
-      `| ${r.system} | ${r.path} | ${fmt(r.puts)} | ${fmt(r.putP50, 2)} / ${fmt(r.putP99, 2)} | ${fmt(r.load)} | ${fmt(r.ranges)} | ${r.ranges32 === undefined ? "n/a (synchronous)" : fmt(r.ranges32)} | ${r.heapMiB === undefined ? "–" : fmt(r.heapMiB, 0)} |`
+    ...rows.map(
+      (r) =>
+        `| ${r.system} | ${r.path} | ${fmt(r.puts)} | ${fmt(r.putP50, 2)} / ${fmt(r.putP99, 2)} | ${fmt(r.load)} | ${fmt(r.ranges)} | ${r.ranges32 === undefined ? "n/a (synchronous)" : fmt(r.ranges32)} | ${r.heapMiB === undefined ? "–" : fmt(r.heapMiB, 0)} |`
     )
   ]
   process.stdout.write(lines.join("\n") + "\n")
   for (const n of notes) process.stdout.write(`\n${n}\n`)
   process.stdout.write(
-    `\nnode ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? "?"}), load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}, data dirs in ${os.tmpdir()}. ` +
+    `\nnode ${process.version}, ${os.cpus().length} cpus (${os.cpus()[0]?.model ?? "?"}), load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(" ")}, data dirs in ${os.tmpdir()}. ` +
       "etcd-effect is called in-process; etcd is measured over gRPC on loopback, so its numbers include the client, serialization and the network stack.\n"
   )
 }

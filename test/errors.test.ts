@@ -6,7 +6,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import { BackendError } from "../src/backend/backend.js"
 import { BenchError } from "../src/bench/errors.js"
-import { WatchCanceled, WatchCompacted, WatchNoLeader, WatchPermissionDenied, watchCompacted } from "../src/client/watch-errors.js"
+import {
+  WatchCanceled,
+  WatchCompacted,
+  WatchNoLeader,
+  WatchPermissionDenied,
+  watchCompacted
+} from "../src/client/watch-errors.js"
 import { EtcdError, Errors, GrpcCode } from "../src/errors.js"
 import { ServeError } from "../src/server/serve-error.js"
 import { WatchError } from "../src/watch/errors.js"
@@ -49,18 +55,39 @@ describe("public errors as Schema classes", () => {
     })
     const codes = [
       [watchCompacted(3n), GrpcCode.OutOfRange, "etcdserver: mvcc: required revision has been compacted"],
-      [new WatchCanceled({ reason: "r", message: "etcdserver: watch canceled" }), GrpcCode.Canceled, "etcdserver: watch canceled"],
-      [new WatchPermissionDenied({ message: "etcdserver: permission denied" }), GrpcCode.PermissionDenied, "etcdserver: permission denied"],
+      [
+        new WatchCanceled({ reason: "r", message: "etcdserver: watch canceled" }),
+        GrpcCode.Canceled,
+        "etcdserver: watch canceled"
+      ],
+      [
+        new WatchPermissionDenied({ message: "etcdserver: permission denied" }),
+        GrpcCode.PermissionDenied,
+        "etcdserver: permission denied"
+      ],
       [new WatchNoLeader({ message: "etcdserver: no leader" }), GrpcCode.Unavailable, "etcdserver: no leader"]
     ] as const
     for (const [e, code, message] of codes) expect([e._tag, e.code, e.message]).toEqual([e._tag, code, message])
-    expect([WatchError.of("Compacted").reason, WatchError.of("Compacted").message]).toEqual(["Compacted", "mvcc: required revision has been compacted"])
+    expect([WatchError.of("Compacted").reason, WatchError.of("Compacted").message]).toEqual([
+      "Compacted",
+      "mvcc: required revision has been compacted"
+    ])
   })
 
   it("decoding refuses what is not one (a code gRPC does not have, a missing message)", () => {
-    expect(Either.isLeft(Schema.decodeUnknownEither(EtcdError)({ _tag: "EtcdError", code: 99, message: "x" }))).toBe(true)
+    expect(Either.isLeft(Schema.decodeUnknownEither(EtcdError)({ _tag: "EtcdError", code: 99, message: "x" }))).toBe(
+      true
+    )
     expect(Either.isLeft(Schema.decodeUnknownEither(EtcdError)({ _tag: "EtcdError", code: 14 }))).toBe(true)
-    expect(Either.isLeft(Schema.decodeUnknownEither(WatchCompacted)({ _tag: "WatchCompacted", code: 1, compactRevision: "3", message: "m" })))
-      .toBe(true)
+    expect(
+      Either.isLeft(
+        Schema.decodeUnknownEither(WatchCompacted)({
+          _tag: "WatchCompacted",
+          code: 1,
+          compactRevision: "3",
+          message: "m"
+        })
+      )
+    ).toBe(true)
   })
 })

@@ -9,7 +9,7 @@ describe("public API (src/index.ts)", () => {
   const store = Mvcc.layerDefault.pipe(Layer.provide(Backend.layerMemory))
 
   it.scoped("an embedded store and an in-process watch compose from the exported layers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kv = yield* Mvcc.MvccStore
       const watchable = yield* Watch.WatchableStore
       const stream = yield* watchable.newWatchStream
@@ -23,5 +23,6 @@ describe("public API (src/index.ts)", () => {
       expect(events.map((e) => [e.type, dec(e.kv.key), e.kv.modRevision])).toEqual([[Mvcc.EventType.PUT, "a1", 2]])
       const failure = yield* Effect.flip(kv.put({ key: new Uint8Array(0), value: enc("x") }))
       expect(failure).toEqual(Errors.emptyKey())
-    }).pipe(Effect.provide(Watch.layer.pipe(Layer.provideMerge(store)))))
+    }).pipe(Effect.provide(Watch.layer.pipe(Layer.provideMerge(store))))
+  )
 })

@@ -79,9 +79,7 @@ export class AuthStoreImpl {
   }
 
   /** etcd starts a new store at auth revision 1 (0 means "no user" in a credential). */
-  readonly init: Effect.Effect<void, EtcdError> = Effect.suspend(() =>
-    this.rev === 0 ? this.commit([]) : Effect.void
-  )
+  readonly init: Effect.Effect<void, EtcdError> = Effect.suspend(() => (this.rev === 0 ? this.commit([]) : Effect.void))
 
   revision(): number {
     return this.rev
@@ -145,7 +143,7 @@ export class AuthStoreImpl {
    */
   authenticate(name: string, password: string): Effect.Effect<string, EtcdError> {
     const self = this
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       for (;;) {
         if (!self.enabled) return yield* fail(AuthErrors.authNotEnabled)
         const user = self.users.get(name)
@@ -374,12 +372,15 @@ const SWEEP_EVERY = "1 second"
 export const layer = (config: AuthStoreConfig): Layer.Layer<AuthStore, never, Backend> =>
   Layer.scoped(
     AuthStore,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const backend = yield* Backend
       const store = new AuthStoreImpl(backend, config)
       yield* Effect.orDie(store.init)
       yield* Effect.forkScoped(
-        Effect.repeat(Effect.sync(() => config.tokenProvider.sweep()), Schedule.spaced(SWEEP_EVERY))
+        Effect.repeat(
+          Effect.sync(() => config.tokenProvider.sweep()),
+          Schedule.spaced(SWEEP_EVERY)
+        )
       )
       return store
     })

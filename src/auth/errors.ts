@@ -54,7 +54,10 @@ const CODE_NAMES: Record<number, string> = {
  * twin, so clients get the raw text with code Unknown.
  */
 export const noPasswordUser = () =>
-  new EtcdError({ code: GrpcCode.Unknown, message: "auth: authentication failed, password was given for no password user" })
+  new EtcdError({
+    code: GrpcCode.Unknown,
+    message: "auth: authentication failed, password was given for no password user"
+  })
 
 /** The raw form for Maintenance: code Unknown, the auth package's text. */
 export const rawAuthError = (e: AuthError): EtcdError => new EtcdError({ code: GrpcCode.Unknown, message: e.raw })

@@ -13,7 +13,18 @@ import { jwtVerify, SignJWT } from "jose"
 import { type TokenProvider, verifyOnly } from "./token-provider.js"
 
 const SIGN_METHODS = [
-  "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "HS256", "HS384", "HS512"
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "HS256",
+  "HS384",
+  "HS512"
 ]
 
 export interface JwtOptions {
@@ -67,10 +78,10 @@ export const jwtTokenProvider = (o: JwtOptions): TokenProvider | string => {
       signKey === undefined
         ? Effect.fail(verifyOnly())
         : Effect.promise(() =>
-          new SignJWT({ username: user, revision })
-            .setProtectedHeader({ alg, typ: "JWT" })
-            .setExpirationTime(Math.floor((Date.now() + o.ttlMs) / 1000))
-            .sign(signKey!)
-        )
+            new SignJWT({ username: user, revision })
+              .setProtectedHeader({ alg, typ: "JWT" })
+              .setExpirationTime(Math.floor((Date.now() + o.ttlMs) / 1000))
+              .sign(signKey!)
+          )
   }
 }

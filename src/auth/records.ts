@@ -56,7 +56,10 @@ export const decodeRole = (b: Uint8Array): RoleRecord => {
     name: string
     perms: Array<{ type: number; key: string; rangeEnd: string }>
   }
-  return { name: o.name, perms: o.perms.map((p) => ({ permType: p.type, key: unb64(p.key), rangeEnd: unb64(p.rangeEnd) })) }
+  return {
+    name: o.name,
+    perms: o.perms.map((p) => ({ permType: p.type, key: unb64(p.key), rangeEnd: unb64(p.rangeEnd) }))
+  }
 }
 
 export const encodeRevision = (rev: number): Uint8Array => {

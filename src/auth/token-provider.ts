@@ -27,12 +27,12 @@ export interface TokenProvider {
 export type TokenOptions =
   | { readonly type: "simple" }
   | {
-    readonly type: "jwt"
-    readonly publicKeyFile: string | undefined
-    readonly privateKeyFile: string | undefined
-    readonly signMethod: string
-    readonly ttlMs: number
-  }
+      readonly type: "jwt"
+      readonly publicKeyFile: string | undefined
+      readonly privateKeyFile: string | undefined
+      readonly signMethod: string
+      readonly ttlMs: number
+    }
 
 /** etcd's jwt default TTL. */
 export const DEFAULT_JWT_TTL_MS = 5 * 60_000
@@ -81,7 +81,10 @@ export const parseTokenOptions = (
   return { type: "jwt", publicKeyFile, privateKeyFile, signMethod, ttlMs }
 }
 
-export const simpleTokenProvider = (ttlMs: number, now?: () => number): TokenProvider & { readonly tokens: SimpleTokens } => {
+export const simpleTokenProvider = (
+  ttlMs: number,
+  now?: () => number
+): TokenProvider & { readonly tokens: SimpleTokens } => {
   const tokens = new SimpleTokens(ttlMs, now)
   return {
     tokens,

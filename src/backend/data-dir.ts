@@ -135,7 +135,10 @@ const inspect = (dir: string): { fresh: boolean; upgrade: boolean } => {
     throw unreadable(dir, e)
   }
   if (content !== MARKER_CONTENT && content !== MARKER_CONTENT_V1) {
-    throw fail("NotADataDir", `data dir ${dir} has an unsupported layout (member/${MARKER_FILE}: ${JSON.stringify(content.trim())})`)
+    throw fail(
+      "NotADataDir",
+      `data dir ${dir} has an unsupported layout (member/${MARKER_FILE}: ${JSON.stringify(content.trim())})`
+    )
   }
   return { fresh: false, upgrade: content === MARKER_CONTENT_V1 }
 }
@@ -164,10 +167,7 @@ const pidAlive = (pid: number): boolean => {
 }
 
 const lockedError = (dir: string, pid: number | undefined) =>
-  fail(
-    "Locked",
-    `data dir ${dir} is in use by another etcd-effect process${pid !== undefined ? ` (pid ${pid})` : ""}`
-  )
+  fail("Locked", `data dir ${dir} is in use by another etcd-effect process${pid !== undefined ? ` (pid ${pid})` : ""}`)
 
 const writePidFile = (file: string): void => {
   const fd = fs.openSync(file, "w", 0o600)
@@ -272,7 +272,7 @@ export const openDataDir = (
   dataDir: string,
   options: OpenDataDirOptions = {}
 ): Effect.Effect<DataDirLayout, BackendError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const dir = path.resolve(dataDir)
     const { fresh, upgrade } = yield* Effect.try({
       try: () => inspect(dir),

@@ -94,15 +94,13 @@ const EMPTY = new Uint8Array(0)
 /** In LMDB's "wal" database: the seq of the last WAL batch whose ops are in LMDB. */
 const APPLIED_KEY = Buffer.from("applied")
 
-const asBuffer = (b: Uint8Array): Buffer =>
-  Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength))
 
 const seqBytes = (n: number): Buffer => {
   const b = Buffer.alloc(8)
   b.writeBigUInt64BE(BigInt(n), 0)
   return b
 }
-
 
 type Dbs = Record<BucketName, Database<Buffer, Uint8Array>>
 
@@ -135,7 +133,7 @@ export const makeLmdbBackend = (
   BackendError,
   Scope.Scope
 > =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const layout = yield* openDataDir(options.dataDir, { lockMode: options.lockMode })
     const unreadable = (what: string, e: unknown) =>
       new BackendError({ reason: "Unreadable", message: `data dir ${layout.dir}: ${what}: ${errorText(e)}`, cause: e })
@@ -156,7 +154,8 @@ export const makeLmdbBackend = (
             ...(options.pageSize !== undefined ? { pageSize: options.pageSize } : {})
           })
           const dbs = {} as Dbs
-          for (const name of BUCKETS) dbs[name] = root.openDB<Buffer, Uint8Array>(name, { keyEncoding: "binary", encoding: "binary" })
+          for (const name of BUCKETS)
+            dbs[name] = root.openDB<Buffer, Uint8Array>(name, { keyEncoding: "binary", encoding: "binary" })
           const walDb = root.openDB<Buffer, Uint8Array>("wal", { keyEncoding: "binary", encoding: "binary" })
           return { root, dbs, walDb }
         },
@@ -175,7 +174,8 @@ export const makeLmdbBackend = (
     let applied = stored === undefined ? 0 : Number(Buffer.from(stored).readBigUInt64BE(0))
     const wal = yield* Effect.try({
       try: () => readWal(layout.walDir, applied),
-      catch: (e) => unreadable(e instanceof WalCorrupt ? "corrupt write-ahead log" : "cannot read the write-ahead log", e)
+      catch: (e) =>
+        unreadable(e instanceof WalCorrupt ? "corrupt write-ahead log" : "cannot read the write-ahead log", e)
     })
     if (wal.records.length > 0) {
       const last = wal.records[wal.records.length - 1]!.seq
@@ -342,7 +342,9 @@ const makeCore = (options: CoreOptions) => {
     }
     walGroup = group
     try {
-      writer.append(records, bytes, first, last, (err) => (err === undefined ? onWalDurable(group, last) : onWalFailed(group, err)))
+      writer.append(records, bytes, first, last, (err) =>
+        err === undefined ? onWalDurable(group, last) : onWalFailed(group, err)
+      )
     } catch (e) {
       onWalFailed(group, e)
     }
@@ -376,7 +378,10 @@ const makeCore = (options: CoreOptions) => {
   const onWalFailed = (group: Array<Batch>, cause: unknown) => {
     walDone()
     if (failure !== undefined) return
-    fail(new BackendError({ reason: "WriteFailed", message: `backend: WAL write failed: ${errorText(cause)}`, cause }), group)
+    fail(
+      new BackendError({ reason: "WriteFailed", message: `backend: WAL write failed: ${errorText(cause)}`, cause }),
+      group
+    )
   }
 
   const scheduleWal = () => {
@@ -450,7 +455,10 @@ const makeCore = (options: CoreOptions) => {
     // Acknowledged batches: back in the queue so the overlay rebuilt by fail keeps them.
     unapplied = group.concat(unapplied)
     if (failure !== undefined) return
-    fail(new BackendError({ reason: "WriteFailed", message: `backend: commit failed: ${errorText(cause)}`, cause }), walGroup ?? [])
+    fail(
+      new BackendError({ reason: "WriteFailed", message: `backend: commit failed: ${errorText(cause)}`, cause }),
+      walGroup ?? []
+    )
   }
 
   /** Waits until every batch acknowledged so far is in LMDB, applying at once instead of at the next tick. */
@@ -499,7 +507,15 @@ const makeCore = (options: CoreOptions) => {
       // The one copy: the WAL record; the overlay and the LMDB transaction use views into it.
       const ws = ++walSeq
       const encoded = encodeRecord(ws, ops)
-      b = { seq: s, walSeq: ws, ops: encoded.ops, record: encoded.record, state: "pending", error: undefined, waiters: undefined }
+      b = {
+        seq: s,
+        walSeq: ws,
+        ops: encoded.ops,
+        record: encoded.record,
+        state: "pending",
+        error: undefined,
+        waiters: undefined
+      }
       pendingBytes += encoded.record.length
       stageInOverlay(b)
       stats.batches++
@@ -650,7 +666,10 @@ const makeCore = (options: CoreOptions) => {
   const quiet: Effect.Effect<void> = Effect.suspend(() =>
     walGroup === undefined && applying === undefined
       ? Effect.void
-      : Effect.zipRight(Effect.async<void>((resume) => void quietWaiters.push(() => resume(Effect.void))), quiet)
+      : Effect.zipRight(
+          Effect.async<void>((resume) => void quietWaiters.push(() => resume(Effect.void))),
+          quiet
+        )
   )
 
   /**
@@ -661,7 +680,7 @@ const makeCore = (options: CoreOptions) => {
   const close: Effect.Effect<void> = Effect.suspend(() => {
     if (closed) return Effect.void
     closed = true
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       if (failure === undefined) {
         yield* Effect.ignore(awaitBatch(enqueue([])))
         yield* Effect.ignore(awaitApplied)
@@ -683,4 +702,7 @@ const makeCore = (options: CoreOptions) => {
 
 /** The LMDB Backend in `options.dataDir`, open for the Layer's lifetime. */
 export const layerLmdb = (options: LmdbOptions): Layer.Layer<Backend, BackendError> =>
-  Layer.scoped(Backend, Effect.map(makeLmdbBackend(options), (m) => m.backend))
+  Layer.scoped(
+    Backend,
+    Effect.map(makeLmdbBackend(options), (m) => m.backend)
+  )

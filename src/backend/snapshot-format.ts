@@ -21,7 +21,12 @@ export class SnapshotWriter {
     head.writeUInt32BE(key.length, 1)
     const vlen = Buffer.allocUnsafe(4)
     vlen.writeUInt32BE(value.length, 0)
-    this.chunks.push(head, Buffer.from(key.buffer, key.byteOffset, key.byteLength), vlen, Buffer.from(value.buffer, value.byteOffset, value.byteLength))
+    this.chunks.push(
+      head,
+      Buffer.from(key.buffer, key.byteOffset, key.byteLength),
+      vlen,
+      Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+    )
   }
   finish(): Uint8Array {
     this.chunks.push(Buffer.from([END]))
@@ -39,7 +44,12 @@ export const decodeSnapshot = (
     throw new Error("not an etcd-effect snapshot")
   }
   const body = buf.subarray(0, buf.length - 32)
-  if (!createHash("sha256").update(body).digest().equals(buf.subarray(buf.length - 32))) {
+  if (
+    !createHash("sha256")
+      .update(body)
+      .digest()
+      .equals(buf.subarray(buf.length - 32))
+  ) {
     throw new Error("snapshot hash mismatch")
   }
   const out: Array<{ bucket: BucketName; key: Uint8Array; value: Uint8Array }> = []

@@ -59,7 +59,8 @@ export const listSegments = (dir: string): Array<SegmentFile> => {
   const out: Array<SegmentFile> = []
   for (const name of fs.readdirSync(dir)) {
     const m = SEGMENT_NAME.exec(name)
-    if (m !== null) out.push({ index: Number.parseInt(m[1]!, 16), firstSeq: Number.parseInt(m[2]!, 16), path: path.join(dir, name) })
+    if (m !== null)
+      out.push({ index: Number.parseInt(m[1]!, 16), firstSeq: Number.parseInt(m[2]!, 16), path: path.join(dir, name) })
   }
   return out.sort((a, b) => a.index - b.index)
 }
@@ -91,7 +92,9 @@ export const readWal = (dir: string, applied: number): WalContents => {
     for (const r of decodeRecords(fs.readFileSync(seg.path))) {
       if (r.seq <= applied) continue
       if (r.seq !== expected) {
-        throw new WalCorrupt(`WAL segment ${path.basename(seg.path)} holds batch ${r.seq} but batch ${expected} is missing`)
+        throw new WalCorrupt(
+          `WAL segment ${path.basename(seg.path)} holds batch ${r.seq} but batch ${expected} is missing`
+        )
       }
       records.push(r)
       expected++
@@ -134,7 +137,13 @@ export class WalWriter {
    * Writes `records` (batches firstSeq..lastSeq, `bytes` in all) at the end of the log with one
    * write and makes them durable with one fdatasync; `done` is called once both returned.
    */
-  append(records: ReadonlyArray<Buffer>, bytes: number, firstSeq: number, lastSeq: number, done: (err?: Error) => void): void {
+  append(
+    records: ReadonlyArray<Buffer>,
+    bytes: number,
+    firstSeq: number,
+    lastSeq: number,
+    done: (err?: Error) => void
+  ): void {
     const cur = this.current
     if (cur !== undefined && this.pos > 0 && this.pos + bytes > this.options.segmentBytes) {
       // Full: later groups go to a new segment. Nothing is in flight on this fd.
@@ -159,7 +168,14 @@ export class WalWriter {
     })
   }
 
-  private write(seg: OpenSegment, records: ReadonlyArray<Buffer>, bytes: number, lastSeq: number, created: boolean, done: (err?: Error) => void): void {
+  private write(
+    seg: OpenSegment,
+    records: ReadonlyArray<Buffer>,
+    bytes: number,
+    lastSeq: number,
+    created: boolean,
+    done: (err?: Error) => void
+  ): void {
     const fd = seg.fd!
     const end = this.pos + bytes
     let allocated = this.allocated

@@ -19,28 +19,32 @@ export const connection = (
   Effect.acquireRelease(
     // acquireRelease runs this uninterruptibly: the dial timeout is our own timer, and only the
     // wait itself is made interruptible (its canceler closes the half-open connection).
-    Effect.interruptible(Effect.async<GrpcConnection, BenchError>((resume) => {
-      const timer = setTimeout(() => {
-        c.close()
-        resume(Effect.fail(
-          new BenchError({
-            reason: `cannot connect to ${endpoint}: no HTTP/2 answer within ${dialTimeoutMs / 1000} s (is it a gRPC endpoint?)`
-          })
-        ))
-      }, dialTimeoutMs)
-      const c = GrpcConnection.open(endpoint, (error) => {
-        clearTimeout(timer)
-        resume(
-          error === undefined
-            ? Effect.succeed(c)
-            : Effect.fail(new BenchError({ reason: `cannot connect to ${endpoint}: ${error}` }))
-        )
+    Effect.interruptible(
+      Effect.async<GrpcConnection, BenchError>((resume) => {
+        const timer = setTimeout(() => {
+          c.close()
+          resume(
+            Effect.fail(
+              new BenchError({
+                reason: `cannot connect to ${endpoint}: no HTTP/2 answer within ${dialTimeoutMs / 1000} s (is it a gRPC endpoint?)`
+              })
+            )
+          )
+        }, dialTimeoutMs)
+        const c = GrpcConnection.open(endpoint, (error) => {
+          clearTimeout(timer)
+          resume(
+            error === undefined
+              ? Effect.succeed(c)
+              : Effect.fail(new BenchError({ reason: `cannot connect to ${endpoint}: ${error}` }))
+          )
+        })
+        return Effect.sync(() => {
+          clearTimeout(timer)
+          c.close()
+        })
       })
-      return Effect.sync(() => {
-        clearTimeout(timer)
-        c.close()
-      })
-    })).pipe(Effect.tap((c) => Effect.sync(() => c.onFailure(breakage.report)))),
+    ).pipe(Effect.tap((c) => Effect.sync(() => c.onFailure(breakage.report)))),
     (c) => Effect.sync(() => c.close())
   )
 

@@ -36,8 +36,11 @@ export interface FanOutRun {
 
 const TWO_32 = 4294967296
 
-export const fanOut = (ctx: RunContext, options: { readonly latency: boolean }): Effect.Effect<FanOutRun, BenchError, Scope.Scope> =>
-  Effect.gen(function*() {
+export const fanOut = (
+  ctx: RunContext,
+  options: { readonly latency: boolean }
+): Effect.Effect<FanOutRun, BenchError, Scope.Scope> =>
+  Effect.gen(function* () {
     const s = ctx.settings
     const watchConns = yield* connections(s.endpoints, s.conns, ctx.breakage, s.stallTimeoutMs)
     const putConns = yield* connections(s.endpoints, 1, ctx.breakage, s.stallTimeoutMs)
@@ -45,29 +48,36 @@ export const fanOut = (ctx: RunContext, options: { readonly latency: boolean }):
     const key = utf8(WATCH_KEY)
     const create = watchCreateFrame({ key, prevKv: s.prevKv })
     const latency = options.latency ? new LatencyHistogram() : undefined
-    const set = yield* watcherSet(ctx, {
-      streams: s.streams,
-      perStream: s.watchersPerStream,
-      create: () => create,
-      wantValues: options.latency,
-      ...(latency === undefined ? {} : { onEvents: (scanner: WatchScanner, buf: Uint8Array) => recordLatencies(scanner, buf, latency, tally) })
-    }, tally)
+    const set = yield* watcherSet(
+      ctx,
+      {
+        streams: s.streams,
+        perStream: s.watchersPerStream,
+        create: () => create,
+        wantValues: options.latency,
+        ...(latency === undefined
+          ? {}
+          : { onEvents: (scanner: WatchScanner, buf: Uint8Array) => recordLatencies(scanner, buf, latency, tally) })
+      },
+      tally
+    )
     yield* createWatchers(ctx, set, watchConns, tally)
 
     const value = randomBytes(s.valSize)
     const fixed = putFrame(key, value)
     const load: UnaryLoad = options.latency
       ? {
-        path: PUT,
-        frame: () => {
-          value.writeBigUInt64BE(process.hrtime.bigint(), 0)
-          return putFrame(key, value) // copies value: the next put may rewrite it
+          path: PUT,
+          frame: () => {
+            value.writeBigUInt64BE(process.hrtime.bigint(), 0)
+            return putFrame(key, value) // copies value: the next put may rewrite it
+          }
         }
-      }
       : { path: PUT, frame: () => fixed }
-    const putter = s.putRate === 0
-      ? new ClosedLoop(putConns, PIPELINED_PUTS, s.putTotal, load, tally)
-      : new PacedLoop(putConns[0]!, s.putRate, s.putTotal, load, tally)
+    const putter =
+      s.putRate === 0
+        ? new ClosedLoop(putConns, PIPELINED_PUTS, s.putTotal, load, tally)
+        : new PacedLoop(putConns[0]!, s.putRate, s.putTotal, load, tally)
     ctx.tracker.track("events", set.total * s.putTotal, () => set.events)
 
     const timed = new Timed()

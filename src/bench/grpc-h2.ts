@@ -36,7 +36,10 @@ export interface BidiHandlers {
 
 /** Raised by `unary` (the promise form) for a non-zero status. */
 export class GrpcStatusError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string
+  ) {
     super(message)
   }
 }
@@ -74,7 +77,10 @@ class CallStatus {
 }
 
 export class GrpcConnection {
-  private constructor(readonly endpoint: string, private readonly h2: H2Connection) {}
+  private constructor(
+    readonly endpoint: string,
+    private readonly h2: H2Connection
+  ) {}
 
   /**
    * Connects to "host:port" (h2c, prior knowledge). `onReady` runs once: without an argument when
@@ -117,8 +123,10 @@ export class GrpcConnection {
         const [code, message] = status.final(path)
         if (code !== 0) return callback(code, message, undefined)
         const body = more === undefined ? first : Buffer.concat([first!, ...more])
-        if (body === undefined || body.length < 5) return callback(UNKNOWN, `${path}: answer without a message`, undefined)
-        if (body[0] !== 0) return callback(UNKNOWN, `${path}: compressed answer (compression was not offered)`, undefined)
+        if (body === undefined || body.length < 5)
+          return callback(UNKNOWN, `${path}: answer without a message`, undefined)
+        if (body[0] !== 0)
+          return callback(UNKNOWN, `${path}: compressed answer (compression was not offered)`, undefined)
         const length = ((body[1]! << 24) | (body[2]! << 16) | (body[3]! << 8) | body[4]!) >>> 0
         if (body.length < 5 + length) return callback(UNKNOWN, `${path}: answer shorter than its length`, undefined)
         callback(0, "", body.subarray(5, 5 + length))
@@ -134,7 +142,9 @@ export class GrpcConnection {
   unary(path: string, frame: Uint8Array): Promise<Uint8Array> {
     return new Promise((resolve, reject) =>
       this.call(path, frame, (code, message, body) =>
-        code === 0 && body !== undefined ? resolve(body) : reject(new GrpcStatusError(code, message))))
+        code === 0 && body !== undefined ? resolve(body) : reject(new GrpcStatusError(code, message))
+      )
+    )
   }
 
   /** A bidirectional stream; requests are written as whole frames with `write`. */

@@ -4,7 +4,15 @@
  */
 import { BenchError } from "./errors.js"
 
-export const scenarioNames = ["put", "range", "watch", "watch-latency", "watch-create", "watch-catchup", "watch-idle"] as const
+export const scenarioNames = [
+  "put",
+  "range",
+  "watch",
+  "watch-latency",
+  "watch-create",
+  "watch-catchup",
+  "watch-idle"
+] as const
 export type ScenarioName = (typeof scenarioNames)[number]
 
 export interface BenchOptions {
@@ -100,10 +108,13 @@ export const normalizeEndpoint = (endpoint: string): string | BenchError => {
 }
 
 const check = (name: string, value: number, min: number): BenchError | undefined =>
-  Number.isInteger(value) && value >= min ? undefined : new BenchError({ reason: `${name} must be an integer ≥ ${min} (got ${value})` })
+  Number.isInteger(value) && value >= min
+    ? undefined
+    : new BenchError({ reason: `${name} must be an integer ≥ ${min} (got ${value})` })
 
 export const resolveSettings = (scenario: ScenarioName, options: BenchOptions): Settings | BenchError => {
-  if (!scenarioNames.includes(scenario)) return new BenchError({ reason: `unknown scenario ${JSON.stringify(scenario)}` })
+  if (!scenarioNames.includes(scenario))
+    return new BenchError({ reason: `unknown scenario ${JSON.stringify(scenario)}` })
   const endpoints: Array<string> = []
   for (const e of options.endpoints) {
     const n = normalizeEndpoint(e)
@@ -128,11 +139,19 @@ export const resolveSettings = (scenario: ScenarioName, options: BenchOptions): 
     prevKv: options.prevKv ?? d.prevKv,
     stallTimeoutMs: options.stallTimeoutMs ?? d.stallTimeoutMs
   }
-  const problem = check("conns", s.conns, 1) ?? check("clients", s.clients, 1) ?? check("total", s.total, 1) ??
-    check("key-size", s.keySize, 0) ?? check("val-size", s.valSize, 0) ?? check("key-space-size", s.keySpaceSize, 1) ??
-    check("streams", s.streams, 1) ?? check("watch-per-stream", s.watchersPerStream, 1) ??
-    check("put-total", s.putTotal, 1) ?? check("put-rate", s.putRate, scenario === "watch-latency" ? 1 : 0) ??
-    check("history", s.history, 1) ?? check("stall-timeout", s.stallTimeoutMs, 1)
+  const problem =
+    check("conns", s.conns, 1) ??
+    check("clients", s.clients, 1) ??
+    check("total", s.total, 1) ??
+    check("key-size", s.keySize, 0) ??
+    check("val-size", s.valSize, 0) ??
+    check("key-space-size", s.keySpaceSize, 1) ??
+    check("streams", s.streams, 1) ??
+    check("watch-per-stream", s.watchersPerStream, 1) ??
+    check("put-total", s.putTotal, 1) ??
+    check("put-rate", s.putRate, scenario === "watch-latency" ? 1 : 0) ??
+    check("history", s.history, 1) ??
+    check("stall-timeout", s.stallTimeoutMs, 1)
   return problem ?? s
 }
 

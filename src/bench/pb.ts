@@ -23,7 +23,10 @@ export const bytesFieldSize = (field: number, length: number): number =>
 export const varintFieldSize = (field: number, value: number): number => varintSize(field << 3) + varintSize(value)
 
 export class PbWriter {
-  constructor(readonly buf: Buffer, public pos: number) {}
+  constructor(
+    readonly buf: Buffer,
+    public pos: number
+  ) {}
 
   varint(n: number): this {
     const buf = this.buf

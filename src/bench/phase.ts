@@ -69,16 +69,19 @@ export const phase = <A>(
         resume(Effect.fail(new BenchError({ reason: `${options.name}: ${reason}` })))
       }
     }
-    const watchdog = setInterval(() => {
-      const now = Date.now()
-      const current = options.progress()
-      if (current !== last) {
-        last = current
-        lastChange = now
-      } else if (now - lastChange >= options.stallMs) {
-        control.fail(`no progress for ${(options.stallMs / 1000).toFixed(1)} s (the server stopped answering?)`)
-      }
-    }, Math.max(10, Math.min(1000, options.stallMs / 4)))
+    const watchdog = setInterval(
+      () => {
+        const now = Date.now()
+        const current = options.progress()
+        if (current !== last) {
+          last = current
+          lastChange = now
+        } else if (now - lastChange >= options.stallMs) {
+          control.fail(`no progress for ${(options.stallMs / 1000).toFixed(1)} s (the server stopped answering?)`)
+        }
+      },
+      Math.max(10, Math.min(1000, options.stallMs / 4))
+    )
     if (options.breakage.reason !== undefined) {
       control.fail(options.breakage.reason)
       return

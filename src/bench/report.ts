@@ -29,14 +29,22 @@ export const renderTable = (r: BenchResult): string => {
   ]
   if (r.latencyMs !== undefined) {
     const l = r.latencyMs
-    rows.push(["latency (ms)", `p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  max ${ms(l.max)}  mean ${ms(l.mean)}`])
+    rows.push([
+      "latency (ms)",
+      `p50 ${ms(l.p50)}  p90 ${ms(l.p90)}  p99 ${ms(l.p99)}  max ${ms(l.max)}  mean ${ms(l.mean)}`
+    ])
   }
   if (r.clientCpuMs !== undefined) {
     const share = r.durationMs > 0 ? ` (${Math.round((100 * r.clientCpuMs) / r.durationMs)} % of one core` : " ("
     const per = r.count > 0 ? `; ${ms((1000 * r.clientCpuMs) / r.count)} µs per ${countedThing[r.scenario]})` : ")"
     rows.push(["client CPU", `${ms(r.clientCpuMs)} ms${share}${per}`])
   }
-  rows.push(["parameters", Object.entries(r.params).map(([k, v]) => `${k}=${v}`).join(" ")])
+  rows.push([
+    "parameters",
+    Object.entries(r.params)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ")
+  ])
   const width = Math.max(...rows.map(([k]) => k.length))
   const title = `bench ${r.scenario} → ${r.endpoints.join(",")}`
   const lines = rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)

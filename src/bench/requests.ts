@@ -39,8 +39,11 @@ export interface WatchCreate {
 export const watchCreateFrame = (c: WatchCreate): Buffer => {
   const rangeEnd = c.rangeEnd ?? new Uint8Array(0)
   const start = c.startRevision ?? 0
-  const inner = optionalBytesSize(1, c.key) + optionalBytesSize(2, rangeEnd) +
-    (start === 0 ? 0 : varintFieldSize(3, start)) + (c.prevKv === true ? varintFieldSize(6, 1) : 0)
+  const inner =
+    optionalBytesSize(1, c.key) +
+    optionalBytesSize(2, rangeEnd) +
+    (start === 0 ? 0 : varintFieldSize(3, start)) +
+    (c.prevKv === true ? varintFieldSize(6, 1) : 0)
   const w = grpcFrameWriter(bytesFieldSize(1, inner))
   w.message(1, inner)
   if (c.key.length > 0) w.bytes(1, c.key)
@@ -67,10 +70,10 @@ export const prefixEnd = (prefix: Uint8Array): Uint8Array => {
  * per request (the connection copies them into its output buffer anyway). Large key spaces are
  * encoded per request instead of held.
  */
-export const framesByIndex = (size: number, build: (index: number) => Uint8Array): (index: number) => Uint8Array => {
+export const framesByIndex = (size: number, build: (index: number) => Uint8Array): ((index: number) => Uint8Array) => {
   if (size > 100_000) return build
   const frames: Array<Uint8Array | undefined> = new Array(size)
-  return (index) => frames[index] ??= build(index)
+  return (index) => (frames[index] ??= build(index))
 }
 
 const encoder = new TextEncoder()

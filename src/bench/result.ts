@@ -49,7 +49,9 @@ export class Tally {
 
   /** `firstError` as an optional field */
   get fields(): { readonly errors: number; readonly firstError?: string } {
-    return this.firstError === undefined ? { errors: this.errors } : { errors: this.errors, firstError: this.firstError }
+    return this.firstError === undefined
+      ? { errors: this.errors }
+      : { errors: this.errors, firstError: this.firstError }
   }
 }
 

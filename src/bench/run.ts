@@ -29,7 +29,10 @@ const scenarios: Record<ScenarioName, Scenario> = {
 const PROGRESS_EVERY_MS = 100
 
 /** Calls `onProgress` every 100 ms while the scope is open, and once more at its end. */
-const pollProgress = (tracker: ProgressTracker, onProgress: (p: Progress) => void): Effect.Effect<void, never, Scope.Scope> => {
+const pollProgress = (
+  tracker: ProgressTracker,
+  onProgress: (p: Progress) => void
+): Effect.Effect<void, never, Scope.Scope> => {
   const report = () => {
     try {
       onProgress(tracker.snapshot())
@@ -37,14 +40,16 @@ const pollProgress = (tracker: ProgressTracker, onProgress: (p: Progress) => voi
       // a broken progress display must not break the measurement
     }
   }
-  return Effect.asVoid(Effect.acquireRelease(
-    Effect.sync(() => setInterval(report, PROGRESS_EVERY_MS)),
-    (timer) =>
-      Effect.sync(() => {
-        clearInterval(timer)
-        report()
-      })
-  ))
+  return Effect.asVoid(
+    Effect.acquireRelease(
+      Effect.sync(() => setInterval(report, PROGRESS_EVERY_MS)),
+      (timer) =>
+        Effect.sync(() => {
+          clearInterval(timer)
+          report()
+        })
+    )
+  )
 }
 
 export const run = (
@@ -58,7 +63,10 @@ export const run = (
     const tracker = new ProgressTracker()
     const ctx = makeContext(scenario, settings, tracker)
     return Effect.scoped(
-      Effect.zipRight(onProgress === undefined ? Effect.void : pollProgress(tracker, onProgress), scenarios[scenario](ctx))
+      Effect.zipRight(
+        onProgress === undefined ? Effect.void : pollProgress(tracker, onProgress),
+        scenarios[scenario](ctx)
+      )
     )
   })
 

@@ -97,11 +97,15 @@ export const preload = (
   const loop = new ClosedLoop(conns, PRELOAD_IN_FLIGHT, n, load, tally)
   ctx.tracker.track("preload", n, () => loop.answered)
   return loopPhase(ctx, "preload", loop).pipe(
-    Effect.zipRight(Effect.suspend(() =>
-      tally.errors === 0
-        ? Effect.void
-        : Effect.fail(new BenchError({ reason: `preload: ${tally.errors} of ${n} requests failed: ${tally.firstError}` }))
-    ))
+    Effect.zipRight(
+      Effect.suspend(() =>
+        tally.errors === 0
+          ? Effect.void
+          : Effect.fail(
+              new BenchError({ reason: `preload: ${tally.errors} of ${n} requests failed: ${tally.firstError}` })
+            )
+      )
+    )
   )
 }
 
@@ -111,7 +115,10 @@ export const watcherSet = (
   spec: WatcherSetSpec,
   tally: Tally
 ): Effect.Effect<WatcherSet, never, Scope.Scope> =>
-  Effect.acquireRelease(Effect.sync(() => new WatcherSet(spec, tally, ctx.breakage)), (set) => Effect.sync(() => set.close()))
+  Effect.acquireRelease(
+    Effect.sync(() => new WatcherSet(spec, tally, ctx.breakage)),
+    (set) => Effect.sync(() => set.close())
+  )
 
 /**
  * Opens the set's streams, writes every create and waits for every answer. Fails when some
@@ -125,7 +132,12 @@ export const createWatchers = (
 ): Effect.Effect<void, BenchError> => {
   ctx.tracker.track("creating watchers", set.total, () => set.answered)
   return phase<void>(
-    { name: "creating watchers", stallMs: ctx.settings.stallTimeoutMs, breakage: ctx.breakage, progress: () => set.answered },
+    {
+      name: "creating watchers",
+      stallMs: ctx.settings.stallTimeoutMs,
+      breakage: ctx.breakage,
+      progress: () => set.answered
+    },
     (control) => {
       set.notify = () => {
         if (set.answered === set.total) control.finish(undefined)
@@ -133,12 +145,16 @@ export const createWatchers = (
       set.open(conns)
     }
   ).pipe(
-    Effect.zipRight(Effect.suspend(() =>
-      set.created === set.total
-        ? Effect.void
-        : Effect.fail(
-          new BenchError({ reason: `only ${set.created} of ${set.total} watchers were created: ${tally.firstError ?? "?"}` })
-        )
-    ))
+    Effect.zipRight(
+      Effect.suspend(() =>
+        set.created === set.total
+          ? Effect.void
+          : Effect.fail(
+              new BenchError({
+                reason: `only ${set.created} of ${set.total} watchers were created: ${tally.firstError ?? "?"}`
+              })
+            )
+      )
+    )
   )
 }

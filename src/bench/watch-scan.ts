@@ -177,14 +177,16 @@ export class WatchScanner {
  * caller then takes the general path).
  */
 const fastModRevision = (buf: Uint8Array, p: number, stop: number): number => {
-  if (buf[p] === 0x08) { // type
+  if (buf[p] === 0x08) {
+    // type
     p++
     while (buf[p++]! >= 0x80) {}
   }
   if (buf[p] !== 0x12) return -1
   p++
   while (buf[p++]! >= 0x80) {} // kv length: the event's own length bounds it
-  if (buf[p] === 0x0a) { // key
+  if (buf[p] === 0x0a) {
+    // key
     p++
     let b = buf[p++]!
     let length = b & 0x7f
@@ -194,7 +196,8 @@ const fastModRevision = (buf: Uint8Array, p: number, stop: number): number => {
     }
     p += length
   }
-  if (buf[p] === 0x10) { // create_revision
+  if (buf[p] === 0x10) {
+    // create_revision
     p++
     while (buf[p++]! >= 0x80) {}
   }

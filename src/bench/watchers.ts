@@ -52,7 +52,11 @@ export class WatcherSet {
   private readonly bidis: Array<BidiStream> = []
   private closing = false
 
-  constructor(private readonly spec: WatcherSetSpec, private readonly tally: Tally, private readonly breakage: Breakage) {
+  constructor(
+    private readonly spec: WatcherSetSpec,
+    private readonly tally: Tally,
+    private readonly breakage: Breakage
+  ) {
     this.total = spec.streams * spec.perStream
     this.counts = new Uint32Array(this.total)
     this.lastRevisions = new Float64Array(this.total)
@@ -68,7 +72,8 @@ export class WatcherSet {
       const bidi = conns[s % conns.length]!.bidi(WATCH, {
         onMessage: (buf, start, end) => this.onMessage(s, scanner, buf, start, end),
         onClose: (code, message) => {
-          if (!this.closing) this.breakage.report(`watch stream ${s} ended: ${message === "" ? `gRPC status ${code}` : message}`)
+          if (!this.closing)
+            this.breakage.report(`watch stream ${s} ended: ${message === "" ? `gRPC status ${code}` : message}`)
         }
       })
       this.bidis.push(bidi)
@@ -140,7 +145,7 @@ export class WatcherSet {
   private onEvents(s: number, scanner: WatchScanner, buf: Uint8Array): void {
     const id = scanner.watchId
     const fast = this.fastSlots[s]!
-    const slot = id >= 0 && id < fast.length ? fast[id]! - 1 : this.slowSlots[s]!.get(id) ?? -1
+    const slot = id >= 0 && id < fast.length ? fast[id]! - 1 : (this.slowSlots[s]!.get(id) ?? -1)
     if (slot < 0) {
       this.tally.error(`stream ${s}: events for watch id ${id}, which was never created`)
       return

@@ -8,16 +8,27 @@ import { Command, Options } from "@effect/cli"
 import { Console, Effect, FiberRef, HashSet, Logger, LogLevel, Option } from "effect"
 
 const etcdServers = Options.text("etcd-servers").pipe(
-  Options.withDescription("Comma-separated etcd endpoints (http://host:port). Default: none, which runs an embedded etcd-effect server on --data-dir."),
+  Options.withDescription(
+    "Comma-separated etcd endpoints (http://host:port). Default: none, which runs an embedded etcd-effect server on --data-dir."
+  ),
   Options.withDefault("")
 )
 const etcdPrefix = Options.text("etcd-prefix").pipe(
   Options.withDescription("The prefix to prepend to all resource paths in etcd."),
   Options.withDefault("/registry")
 )
-const etcdCafile = Options.file("etcd-cafile").pipe(Options.withDescription("SSL Certificate Authority file used to secure etcd communication."), Options.optional)
-const etcdCertfile = Options.file("etcd-certfile").pipe(Options.withDescription("SSL certification file used to secure etcd communication."), Options.optional)
-const etcdKeyfile = Options.file("etcd-keyfile").pipe(Options.withDescription("SSL key file used to secure etcd communication."), Options.optional)
+const etcdCafile = Options.file("etcd-cafile").pipe(
+  Options.withDescription("SSL Certificate Authority file used to secure etcd communication."),
+  Options.optional
+)
+const etcdCertfile = Options.file("etcd-certfile").pipe(
+  Options.withDescription("SSL certification file used to secure etcd communication."),
+  Options.optional
+)
+const etcdKeyfile = Options.file("etcd-keyfile").pipe(
+  Options.withDescription("SSL key file used to secure etcd communication."),
+  Options.optional
+)
 const dataDir = Options.text("data-dir").pipe(
   Options.withDescription("Data directory of the embedded etcd-effect server (default: in memory)."),
   Options.optional
@@ -27,20 +38,33 @@ const watchCache = Options.boolean("watch-cache", { ifPresent: true }).pipe(
   Options.withDefault(true)
 )
 const defaultWatchCacheSize = Options.integer("default-watch-cache-size").pipe(
-  Options.withDescription("Default watch cache size. If zero, watch cache will be disabled for resources that do not have a default watch size set."),
+  Options.withDescription(
+    "Default watch cache size. If zero, watch cache will be disabled for resources that do not have a default watch size set."
+  ),
   Options.withDefault(100)
 )
 const encryptionProviderConfig = Options.file("encryption-provider-config").pipe(
-  Options.withDescription("The file containing configuration for encryption providers to be used for storing secrets in etcd."),
+  Options.withDescription(
+    "The file containing configuration for encryption providers to be used for storing secrets in etcd."
+  ),
   Options.optional
 )
 const bindAddress = Options.text("bind-address").pipe(
   Options.withDescription("The IP address on which to listen."),
   Options.withDefault("127.0.0.1")
 )
-const port = Options.integer("port").pipe(Options.withDescription("The port on which to serve (0 picks a free one)."), Options.withDefault(8080))
-const tlsCertFile = Options.file("tls-cert-file").pipe(Options.withDescription("File containing the x509 certificate for HTTPS."), Options.optional)
-const tlsPrivateKeyFile = Options.file("tls-private-key-file").pipe(Options.withDescription("File containing the x509 private key matching --tls-cert-file."), Options.optional)
+const port = Options.integer("port").pipe(
+  Options.withDescription("The port on which to serve (0 picks a free one)."),
+  Options.withDefault(8080)
+)
+const tlsCertFile = Options.file("tls-cert-file").pipe(
+  Options.withDescription("File containing the x509 certificate for HTTPS."),
+  Options.optional
+)
+const tlsPrivateKeyFile = Options.file("tls-private-key-file").pipe(
+  Options.withDescription("File containing the x509 private key matching --tls-cert-file."),
+  Options.optional
+)
 const logLevel = Options.choice("log-level", ["debug", "info", "warn", "error"]).pipe(
   Options.withDescription("Log level (default warn: quiet)."),
   Options.withDefault("warn" as const)
@@ -68,12 +92,15 @@ export const apiserver = Command.make(
     logLevel
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { serve } = yield* Effect.promise(() => import("../kubernetes/apiserver/server.js"))
       const { silenceGrpcLogs } = yield* Effect.promise(() => import("../server/grpc-logs.js"))
       if (flags.logLevel !== "debug") silenceGrpcLogs()
       const running = yield* serve({
-        etcdServers: flags.etcdServers.split(",").map((s) => s.trim()).filter((s) => s !== ""),
+        etcdServers: flags.etcdServers
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s !== ""),
         etcdPrefix: flags.etcdPrefix,
         etcdCafile: opt(flags.etcdCafile),
         etcdCertfile: opt(flags.etcdCertfile),
@@ -94,4 +121,6 @@ export const apiserver = Command.make(
       Effect.locally(FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger))),
       Logger.withMinimumLogLevel(levels[flags.logLevel])
     )
-).pipe(Command.withDescription("Serve the Kubernetes list/watch API (Namespaces, ConfigMaps, Secrets, CRDs) over etcd."))
+).pipe(
+  Command.withDescription("Serve the Kubernetes list/watch API (Namespaces, ConfigMaps, Secrets, CRDs) over etcd.")
+)

@@ -85,13 +85,14 @@ export const runCached = (
     filename: file,
     ...(cachedData === undefined ? {} : { cachedData })
   })
-  const cache: CacheState = cacheFile === undefined
-    ? "off"
-    : cachedData === undefined
-    ? "absent"
-    : script.cachedDataRejected === true
-    ? "rejected"
-    : "used"
+  const cache: CacheState =
+    cacheFile === undefined
+      ? "off"
+      : cachedData === undefined
+        ? "absent"
+        : script.cachedDataRejected === true
+          ? "rejected"
+          : "used"
   const save = () => {
     if (cacheFile === undefined || cache === "used") return
     try {

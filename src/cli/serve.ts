@@ -69,7 +69,12 @@ const flag = (name: string, env: string, description: string) =>
   Options.boolean(name).pipe(Options.withDescription(description), Options.withFallbackConfig(Config.boolean(env)))
 const certFile = text("cert-file", "ETCD_CERT_FILE", "Path to the client server TLS cert file.", "")
 const keyFile = text("key-file", "ETCD_KEY_FILE", "Path to the client server TLS key file.", "")
-const trustedCaFile = text("trusted-ca-file", "ETCD_TRUSTED_CA_FILE", "Path to the client server TLS trusted CA cert file.", "")
+const trustedCaFile = text(
+  "trusted-ca-file",
+  "ETCD_TRUSTED_CA_FILE",
+  "Path to the client server TLS trusted CA cert file.",
+  ""
+)
 const clientCertAuth = flag("client-cert-auth", "ETCD_CLIENT_CERT_AUTH", "Enable client cert authentication.")
 const autoTls = flag("auto-tls", "ETCD_AUTO_TLS", "Client TLS using generated certificates.")
 const cipherSuites = text(
@@ -78,8 +83,18 @@ const cipherSuites = text(
   "Comma-separated list of supported TLS cipher suites between client/server (Go's names; empty: the defaults).",
   ""
 )
-const tlsMinVersion = text("tls-min-version", "ETCD_TLS_MIN_VERSION", "Minimum TLS version supported (TLS1.2, TLS1.3).", "TLS1.2")
-const tlsMaxVersion = text("tls-max-version", "ETCD_TLS_MAX_VERSION", "Maximum TLS version supported (TLS1.2, TLS1.3; empty: the highest).", "")
+const tlsMinVersion = text(
+  "tls-min-version",
+  "ETCD_TLS_MIN_VERSION",
+  "Minimum TLS version supported (TLS1.2, TLS1.3).",
+  "TLS1.2"
+)
+const tlsMaxVersion = text(
+  "tls-max-version",
+  "ETCD_TLS_MAX_VERSION",
+  "Maximum TLS version supported (TLS1.2, TLS1.3; empty: the highest).",
+  ""
+)
 const quotaBackendBytes = Options.integer("quota-backend-bytes").pipe(
   Options.withDescription("Raise alarms when backend size exceeds the given quota (0 defaults to 2 GiB)."),
   Options.withFallbackConfig(Config.integer("ETCD_QUOTA_BACKEND_BYTES")),
@@ -114,7 +129,9 @@ const keepaliveTimeout = text(
   "20s"
 )
 const autoCompactionMode = Options.text("auto-compaction-mode").pipe(
-  Options.withDescription("Interpret auto-compaction-retention as a period ('periodic') or a revision count ('revision')."),
+  Options.withDescription(
+    "Interpret auto-compaction-retention as a period ('periodic') or a revision count ('revision')."
+  ),
   Options.withFallbackConfig(Config.string("ETCD_AUTO_COMPACTION_MODE")),
   Options.withDefault("periodic")
 )
@@ -166,7 +183,7 @@ const tlsFlags = (f: {
   readonly tlsMinVersion: string
   readonly tlsMaxVersion: string
 }): Effect.Effect<ClientTlsConfig, ServeError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const suites = parseCipherSuites(f.cipherSuites)
     if (typeof suites === "string") return yield* badConfig(suites)
     const min = parseTlsVersion("tls-min-version", f.tlsMinVersion)
@@ -218,7 +235,7 @@ export const serve = Command.make(
     bcryptCost
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // the server (grpc-js, LMDB, …) is loaded on use: the client commands start without it
       const { layer: serverLayer, silenceGrpcLogs } = yield* Effect.promise(() => import("../server/index.js"))
       if (flags.logLevel !== "debug") silenceGrpcLogs()
@@ -242,7 +259,8 @@ export const serve = Command.make(
         yield* Effect.logWarning(`quota exceeds the maximum value (${MAX_QUOTA_BYTES}); using it anyway`)
       }
       const maxStreams = Option.getOrUndefined(flags.maxConcurrentStreams)
-      if (maxStreams !== undefined && maxStreams <= 0) return yield* badConfig("--max-concurrent-streams must be positive")
+      if (maxStreams !== undefined && maxStreams <= 0)
+        return yield* badConfig("--max-concurrent-streams must be positive")
       const durations: Record<string, Duration.Duration> = {}
       for (const [name, value] of [
         ["grpc-keepalive-min-time", flags.keepaliveMinTime],

@@ -54,7 +54,7 @@ const clientServices = (options: EtcdClientOptions): Layer.Layer<ClientConnectio
   }).pipe(Layer.provideMerge(ClientConnection.layer(options)))
 
 /** The EtcdClient service from its parts (resolved here, once; nothing is looked up per call). */
-const fromServices: Effect.Effect<EtcdClientService, never, ClientConnection | WatchStreams> = Effect.gen(function*() {
+const fromServices: Effect.Effect<EtcdClientService, never, ClientConnection | WatchStreams> = Effect.gen(function* () {
   const connection = yield* ClientConnection
   const watcher = watcherOf(yield* WatchStreams)
   return {
@@ -75,13 +75,10 @@ export const make = (options: EtcdClientOptions): Effect.Effect<EtcdClientServic
 
 export class EtcdClient extends Context.Tag("etcd-effect/client/EtcdClient")<EtcdClient, EtcdClientService>() {
   /** A client from a config value. Fails with EtcdError when no endpoint answers within dialTimeout. */
-  static readonly layer = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError> =>
-    layerOf(options)
+  static readonly layer = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError> => layerOf(options)
 
   /** A client from an Effect Config (e.g. `clientConfigFromEnv`, etcdctl's ETCDCTL_* variables). */
   static readonly layerConfig = (
     config: Config.Config<EtcdClientOptions>
-  ): Layer.Layer<EtcdClient, EtcdError | ConfigError.ConfigError> =>
-    Layer.unwrapEffect(Effect.map(config, layerOf))
+  ): Layer.Layer<EtcdClient, EtcdError | ConfigError.ConfigError> => Layer.unwrapEffect(Effect.map(config, layerOf))
 }
-

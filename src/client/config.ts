@@ -72,11 +72,11 @@ export const clientConfigFromEnv: Config.Config<EtcdClientConfig> = Config.all({
       requestTimeout,
       tls: tlsWanted
         ? {
-          ca: Option.getOrUndefined(ca),
-          cert: Option.getOrUndefined(cert),
-          key: Option.getOrUndefined(key),
-          insecureSkipVerify
-        }
+            ca: Option.getOrUndefined(ca),
+            cert: Option.getOrUndefined(cert),
+            key: Option.getOrUndefined(key),
+            insecureSkipVerify
+          }
         : undefined
     }
   })

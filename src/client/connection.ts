@@ -113,7 +113,8 @@ const target = (endpoints: ReadonlyArray<Endpoint>): Effect.Effect<string, EtcdE
       const v4: Array<string> = []
       const v6: Array<string> = []
       for (const e of endpoints) {
-        const addresses = isIP(e.host) !== 0 ? [{ address: e.host, family: isIP(e.host) }] : await lookup(e.host, { all: true })
+        const addresses =
+          isIP(e.host) !== 0 ? [{ address: e.host, family: isIP(e.host) }] : await lookup(e.host, { all: true })
         for (const a of addresses) (a.family === 6 ? v6 : v4).push(hostPort(a.address, e.port))
       }
       return v4.length > 0 ? `ipv4:${v4.join(",")}` : `ipv6:${v6.join(",")}`
@@ -122,21 +123,19 @@ const target = (endpoints: ReadonlyArray<Endpoint>): Effect.Effect<string, EtcdE
   })
 }
 
-const pem = (value: Uint8Array | string | undefined): Buffer | null =>
-  value === undefined ? null : Buffer.from(value)
+const pem = (value: Uint8Array | string | undefined): Buffer | null => (value === undefined ? null : Buffer.from(value))
 
 const credentials = (config: EtcdClientConfig, tls: boolean): grpc.ChannelCredentials => {
   if (config.tls === undefined && !tls) return grpc.credentials.createInsecure()
   const t = config.tls ?? {}
-  const verify: grpc.VerifyOptions = t.insecureSkipVerify === true
-    ? { rejectUnauthorized: false, checkServerIdentity: () => undefined }
-    : {}
+  const verify: grpc.VerifyOptions =
+    t.insecureSkipVerify === true ? { rejectUnauthorized: false, checkServerIdentity: () => undefined } : {}
   return grpc.credentials.createSsl(pem(t.ca), pem(t.key), pem(t.cert), verify)
 }
 
 /** Opens the channel and waits (up to the dial timeout) for it to connect; closes it with the scope. */
 export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connection, EtcdError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (config.endpoints.length === 0) {
       return yield* new EtcdError({ code: GrpcCode.InvalidArgument, message: "etcdclient: no available endpoints" })
     }
@@ -158,12 +157,22 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
       ...(config.tls?.serverName !== undefined
         ? { "grpc.ssl_target_name_override": config.tls.serverName, "grpc.default_authority": config.tls.serverName }
         : endpoints.length > 1
-        ? { "grpc.default_authority": hostPort(first.host, first.port) }
-        : {}),
+          ? { "grpc.default_authority": hostPort(first.host, first.port) }
+          : {}),
       ...config.grpcOptions
     }
     const client = yield* Effect.acquireRelease(
-      Effect.sync(() => new grpc.Client(address, credentials(config, endpoints.some((e) => e.tls)), options)),
+      Effect.sync(
+        () =>
+          new grpc.Client(
+            address,
+            credentials(
+              config,
+              endpoints.some((e) => e.tls)
+            ),
+            options
+          )
+      ),
       (client) => Effect.sync(() => client.close())
     )
     const dialTimeout = Duration.decode(config.dialTimeout ?? defaultDialTimeout)
@@ -195,9 +204,8 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
       extra?: Readonly<Record<string, string>>
     ): Effect.Effect<Res, EtcdError> =>
       Effect.async<Res, EtcdError>((resume) => {
-        const callOptions: grpc.CallOptions = requestTimeout === undefined
-          ? {}
-          : { deadline: Date.now() + Duration.toMillis(requestTimeout) }
+        const callOptions: grpc.CallOptions =
+          requestTimeout === undefined ? {} : { deadline: Date.now() + Duration.toMillis(requestTimeout) }
         const call = client.makeUnaryRequest(
           method.path,
           method.serialize,
@@ -221,7 +229,10 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
         Effect.map((r) => {
           token = r.token
         }),
-        Effect.catchIf((e) => e.message === AUTH_NOT_ENABLED, () => Effect.void)
+        Effect.catchIf(
+          (e) => e.message === AUTH_NOT_ENABLED,
+          () => Effect.void
+        )
       )
     })
     yield* authenticate
@@ -234,16 +245,21 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
       config.username === undefined
         ? call(method, request, extra)
         : call(method, request, extra).pipe(
-          // clientv3's shouldRefreshToken: authenticate again, then one more try
-          Effect.catchIf((e) => REFRESH_ON.has(e.message), () =>
-            Effect.zipRight(authenticate, call(method, request, extra)))
-        )
+            // clientv3's shouldRefreshToken: authenticate again, then one more try
+            Effect.catchIf(
+              (e) => REFRESH_ON.has(e.message),
+              () => Effect.zipRight(authenticate, call(method, request, extra))
+            )
+          )
 
     return { client, metadata, unary, requestTimeout } satisfies Connection
   })
 
 /** The client's channel as a service: what its KV, Lease, Maintenance and Watch parts share. */
-export class ClientConnection extends Context.Tag("etcd-effect/client/ClientConnection")<ClientConnection, Connection>() {
+export class ClientConnection extends Context.Tag("etcd-effect/client/ClientConnection")<
+  ClientConnection,
+  Connection
+>() {
   /** Dials the cluster; the layer's scope closes the channel. */
   static readonly layer = (config: EtcdClientConfig): Layer.Layer<ClientConnection, EtcdError> =>
     Layer.scoped(ClientConnection, makeConnection(config))

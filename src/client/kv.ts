@@ -84,15 +84,26 @@ export const makeKV = (connection: Connection): KV => {
 
   return {
     get: (key, options = {}) =>
-      Effect.map(Effect.suspend(() => connection.unary(Range, rangeRequest(key, options))), rangeResult),
+      Effect.map(
+        Effect.suspend(() => connection.unary(Range, rangeRequest(key, options))),
+        rangeResult
+      ),
     put: (key, value, options = {}) =>
-      Effect.map(Effect.suspend(() => connection.unary(Put, putRequest(key, value, options))), putResult),
+      Effect.map(
+        Effect.suspend(() => connection.unary(Put, putRequest(key, value, options))),
+        putResult
+      ),
     delete: (key, options = {}) =>
-      Effect.map(Effect.suspend(() => connection.unary(DeleteRange, deleteRequest(key, options))), deleteResult),
+      Effect.map(
+        Effect.suspend(() => connection.unary(DeleteRange, deleteRequest(key, options))),
+        deleteResult
+      ),
     txn: () => builder([], [] as [], [] as []),
     compact: (revision, options = {}) =>
       Effect.map(
-        Effect.suspend(() => connection.unary(Compact, { revision: i64(revision), physical: options.physical === true })),
+        Effect.suspend(() =>
+          connection.unary(Compact, { revision: i64(revision), physical: options.physical === true })
+        ),
         (r) => ({ header: fromWireHeader(r.header) })
       )
   }

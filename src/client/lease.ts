@@ -57,16 +57,19 @@ export interface KeepAlive {
 }
 
 export interface Lease {
-  readonly grant: (ttlSeconds: bigint | number, options?: { readonly id?: bigint }) => Effect.Effect<
-    LeaseGrantResult,
-    EtcdError
-  >
+  readonly grant: (
+    ttlSeconds: bigint | number,
+    options?: { readonly id?: bigint }
+  ) => Effect.Effect<LeaseGrantResult, EtcdError>
   readonly revoke: (id: bigint) => Effect.Effect<{ readonly header: ResponseHeader }, EtcdError>
   readonly timeToLive: (
     id: bigint,
     options?: { readonly keys?: boolean }
   ) => Effect.Effect<LeaseTimeToLiveResult, EtcdError>
-  readonly leases: () => Effect.Effect<{ readonly header: ResponseHeader; readonly ids: ReadonlyArray<bigint> }, EtcdError>
+  readonly leases: () => Effect.Effect<
+    { readonly header: ResponseHeader; readonly ids: ReadonlyArray<bigint> },
+    EtcdError
+  >
   /** one renewal (etcdctl `lease keep-alive --once`); fails with LeaseLost if the lease is gone */
   readonly keepAliveOnce: (id: bigint) => Effect.Effect<LeaseKeepAliveResult, LeaseLost | EtcdError>
   /** every renewal as it happens; fails with LeaseLost when the lease is gone */
@@ -99,7 +102,7 @@ export interface LeaseOptions {
 export const makeLease = (connection: Connection, options: LeaseOptions): Lease => {
   const keepAliveStream = (id: bigint): Stream.Stream<LeaseKeepAliveResult, LeaseLost> =>
     Stream.unwrapScoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const out = yield* Mailbox.make<LeaseKeepAliveResult, LeaseLost>()
         /** wall-clock ms after which the lease has certainly expired (last renewal + its TTL) */
         let deadline: number | undefined
@@ -108,8 +111,8 @@ export const makeLease = (connection: Connection, options: LeaseOptions): Lease 
           if (deadline !== undefined && Date.now() >= deadline) {
             return resume(Effect.succeed({ _tag: "Lost", error: lostDeadline(id) }))
           }
-          const call: grpc.ClientDuplexStream<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse> = connection
-            .client.makeBidiStreamRequest(
+          const call: grpc.ClientDuplexStream<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse> =
+            connection.client.makeBidiStreamRequest(
               KeepAlivePath.path,
               KeepAlivePath.serialize,
               KeepAlivePath.deserialize,
@@ -143,12 +146,15 @@ export const makeLease = (connection: Connection, options: LeaseOptions): Lease 
             out.unsafeOffer({ header: fromWireHeader(r.header), id: big(r.ID), ttl })
             // clientv3: the next renewal after a third of the TTL.
             if (sendTimer !== undefined) clearTimeout(sendTimer)
-            sendTimer = setTimeout(() => call.write({ ID: i64(id) }), Math.max(Number(ttl) * 1000 / 3, 500))
+            sendTimer = setTimeout(() => call.write({ ID: i64(id) }), Math.max((Number(ttl) * 1000) / 3, 500))
           })
           call.on("status", (status: grpc.StatusObject) => {
             const error = fromServiceError(status)
-            const transient = status.code === GrpcCode.Unavailable || status.code === GrpcCode.Internal ||
-              status.code === GrpcCode.Canceled || status.code === GrpcCode.OK
+            const transient =
+              status.code === GrpcCode.Unavailable ||
+              status.code === GrpcCode.Internal ||
+              status.code === GrpcCode.Canceled ||
+              status.code === GrpcCode.OK
             finish(
               transient
                 ? { _tag: "Retry", progressed, error }
@@ -161,7 +167,7 @@ export const makeLease = (connection: Connection, options: LeaseOptions): Lease 
           return Effect.sync(() => finish({ _tag: "Retry", progressed, error: fromServiceError({}) }))
         })
 
-        const loop = Effect.gen(function*() {
+        const loop = Effect.gen(function* () {
           const driver = yield* Schedule.driver(options.retrySchedule)
           while (true) {
             const outcome = yield* session
@@ -213,21 +219,25 @@ export const makeLease = (connection: Connection, options: LeaseOptions): Lease 
     keepAliveOnce: (id) => {
       const once = keepAliveStream(id).pipe(
         Stream.runHead,
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(lostExpired(id)),
-          onSome: Effect.succeed
-        }))
+        Effect.flatMap(
+          Option.match({
+            onNone: () => Effect.fail(lostExpired(id)),
+            onSome: Effect.succeed
+          })
+        )
       )
       // A stream call has no gRPC deadline: bound it like a unary call.
       const timeout = connection.requestTimeout
-      return timeout === undefined ? once : Effect.timeoutFail(once, {
-        duration: timeout,
-        onTimeout: () => new EtcdError({ code: GrpcCode.DeadlineExceeded, message: "context deadline exceeded" })
-      })
+      return timeout === undefined
+        ? once
+        : Effect.timeoutFail(once, {
+            duration: timeout,
+            onTimeout: () => new EtcdError({ code: GrpcCode.DeadlineExceeded, message: "context deadline exceeded" })
+          })
     },
     keepAliveStream,
     keepAlive: (id) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const lost = yield* Deferred.make<LeaseLost>()
         const latest = yield* Ref.make(Option.none<LeaseKeepAliveResult>())
         yield* keepAliveStream(id).pipe(

@@ -29,16 +29,19 @@ const Status = unaryMethod<object, M.StatusResponse>("Maintenance", "Status")
 
 export const makeMaintenance = (connection: Connection): Maintenance => ({
   status: () =>
-    Effect.map(Effect.suspend(() => connection.unary(Status, {})), (r) => ({
-      header: fromWireHeader(r.header),
-      version: r.version,
-      dbSize: big(r.dbSize),
-      leader: big(r.leader),
-      raftIndex: big(r.raftIndex),
-      raftTerm: big(r.raftTerm),
-      raftAppliedIndex: big(r.raftAppliedIndex),
-      errors: r.errors,
-      dbSizeInUse: big(r.dbSizeInUse),
-      isLearner: r.isLearner
-    }))
+    Effect.map(
+      Effect.suspend(() => connection.unary(Status, {})),
+      (r) => ({
+        header: fromWireHeader(r.header),
+        version: r.version,
+        dbSize: big(r.dbSize),
+        leader: big(r.leader),
+        raftIndex: big(r.raftIndex),
+        raftTerm: big(r.raftTerm),
+        raftAppliedIndex: big(r.raftAppliedIndex),
+        errors: r.errors,
+        dbSizeInUse: big(r.dbSizeInUse),
+        isLearner: r.isLearner
+      })
+    )
 })

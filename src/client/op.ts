@@ -18,10 +18,12 @@ export interface GetOptions extends RangeOptions {
   readonly countOnly?: boolean | undefined
   /** served by the member without a quorum read */
   readonly serializable?: boolean | undefined
-  readonly sort?: {
-    readonly target: keyof typeof SortTarget
-    readonly order: keyof typeof SortOrder
-  } | undefined
+  readonly sort?:
+    | {
+        readonly target: keyof typeof SortTarget
+        readonly order: keyof typeof SortOrder
+      }
+    | undefined
   readonly minModRevision?: bigint | number | undefined
   readonly maxModRevision?: bigint | number | undefined
   readonly minCreateRevision?: bigint | number | undefined
@@ -89,10 +91,13 @@ export interface TxnOp {
 export type Op = GetOp | PutOp | DeleteOp | TxnOp
 
 /** The result type of an op: a Get gives a RangeResult, and so on. */
-export type OpResult<O extends Op> = O extends GetOp ? RangeResult
-  : O extends PutOp ? PutResult
-  : O extends DeleteOp ? DeleteResult
-  : TxnResult<ReadonlyArray<Op>, ReadonlyArray<Op>>
+export type OpResult<O extends Op> = O extends GetOp
+  ? RangeResult
+  : O extends PutOp
+    ? PutResult
+    : O extends DeleteOp
+      ? DeleteResult
+      : TxnResult<ReadonlyArray<Op>, ReadonlyArray<Op>>
 
 export type OpResults<Ops extends ReadonlyArray<Op>> = { -readonly [K in keyof Ops]: OpResult<Ops[K]> }
 
@@ -113,18 +118,21 @@ export interface Comparison {
   readonly operand: bigint | Uint8Array
 }
 
-const comparer = <T>(target: CompareTargetName, toOperand: (v: T) => bigint | Uint8Array) =>
-(key: string | Uint8Array, range: RangeOptions = {}) => {
-  const r = keyRange(key, range)
-  const make = (result: Comparison["result"]) => (operand: T): Comparison => ({
-    target,
-    key: r.key,
-    rangeEnd: r.rangeEnd,
-    result,
-    operand: toOperand(operand)
-  })
-  return { equals: make("="), notEquals: make("!="), greater: make(">"), less: make("<") }
-}
+const comparer =
+  <T>(target: CompareTargetName, toOperand: (v: T) => bigint | Uint8Array) =>
+  (key: string | Uint8Array, range: RangeOptions = {}) => {
+    const r = keyRange(key, range)
+    const make =
+      (result: Comparison["result"]) =>
+      (operand: T): Comparison => ({
+        target,
+        key: r.key,
+        rangeEnd: r.rangeEnd,
+        result,
+        operand: toOperand(operand)
+      })
+    return { equals: make("="), notEquals: make("!="), greater: make(">"), less: make("<") }
+  }
 
 const num = (v: bigint | number): bigint => BigInt(v)
 

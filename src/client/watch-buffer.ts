@@ -54,7 +54,9 @@ export class WatchBuffer<A, E> {
     const exit = this.exit!
     if (Exit.isSuccess(exit)) return Effect.fail(Option.none())
     const failure = Cause.failureOption(exit.cause)
-    return failure._tag === "Some" ? Effect.fail(Option.some(failure.value)) : Effect.failCause(Cause.map(exit.cause, Option.some))
+    return failure._tag === "Some"
+      ? Effect.fail(Option.some(failure.value))
+      : Effect.failCause(Cause.map(exit.cause, Option.some))
   }
 
   // No canceler: a consumer interrupted while waiting never pulls again, and a late resume of an

@@ -19,7 +19,11 @@ const SMALL = Array.from({ length: 1024 }, (_, i) => BigInt(i))
 
 class Reader {
   pos: number
-  constructor(readonly buf: Uint8Array, pos: number, readonly end: number) {
+  constructor(
+    readonly buf: Uint8Array,
+    pos: number,
+    readonly end: number
+  ) {
     this.pos = pos
   }
 

@@ -11,15 +11,19 @@ export const COMPACTED_MESSAGE = "etcdserver: mvcc: required revision has been c
 
 /** etcd's gRPC code of the error (rpctypes), filled in by the constructor */
 const codeOf = <C extends GrpcCode>(code: C) =>
-  Schema.Literal(code).pipe(Schema.propertySignature, Schema.withConstructorDefault(() => code))
+  Schema.Literal(code).pipe(
+    Schema.propertySignature,
+    Schema.withConstructorDefault(() => code)
+  )
 
 /** a response header as a Schema (its int64s encode as decimal strings) */
-const ResponseHeaderSchema: Schema.Schema<ResponseHeader, { readonly [K in keyof ResponseHeader]: string }> = Schema.Struct({
-  clusterId: Schema.BigInt,
-  memberId: Schema.BigInt,
-  revision: Schema.BigInt,
-  raftTerm: Schema.BigInt
-})
+const ResponseHeaderSchema: Schema.Schema<ResponseHeader, { readonly [K in keyof ResponseHeader]: string }> =
+  Schema.Struct({
+    clusterId: Schema.BigInt,
+    memberId: Schema.BigInt,
+    revision: Schema.BigInt,
+    raftTerm: Schema.BigInt
+  })
 
 /**
  * The watch's next revision was compacted away (etcd's ErrCompacted). `compactRevision` is the
@@ -58,7 +62,11 @@ export type WatchError = WatchCompacted | WatchCanceled | WatchPermissionDenied 
 
 export const watchCompacted = (compactRevision: bigint, header?: ResponseHeader): WatchCompacted =>
   // no `header` key without a header, so the error equals itself after a Schema round trip
-  new WatchCompacted(header === undefined ? { compactRevision, message: COMPACTED_MESSAGE } : { compactRevision, message: COMPACTED_MESSAGE, header })
+  new WatchCompacted(
+    header === undefined
+      ? { compactRevision, message: COMPACTED_MESSAGE }
+      : { compactRevision, message: COMPACTED_MESSAGE, header }
+  )
 
 /** A created+canceled (or canceled) response's reason, as the typed failure clientv3 would map it to. */
 export const fromCancelReason = (reason: string): WatchError => {

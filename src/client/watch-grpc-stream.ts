@@ -278,7 +278,10 @@ export class WatchGrpcStream {
             // As grpc-js does for a message it cannot parse: fail the call (and reconnect).
             return settle({
               _tag: "Retry",
-              error: new EtcdError({ code: GrpcCode.Internal, message: `Response message parsing error: ${String(error)}` }),
+              error: new EtcdError({
+                code: GrpcCode.Internal,
+                message: `Response message parsing error: ${String(error)}`
+              }),
               progressed: this.progressed
             })
           }
@@ -320,7 +323,7 @@ export class WatchGrpcStream {
   }
 
   /** The stream's fiber: sessions until idle or a final error, with the retry schedule in between. */
-  readonly run: Effect.Effect<void> = Effect.gen(this, function*() {
+  readonly run: Effect.Effect<void> = Effect.gen(this, function* () {
     const driver = yield* Schedule.driver(this.options.retrySchedule)
     while (true) {
       const outcome = yield* this.session()

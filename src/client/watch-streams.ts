@@ -61,7 +61,7 @@ export const makeWatchStreams = (
   connection: Connection,
   options: WatchStreamsOptions
 ): Effect.Effect<WatchStreamsService, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fibers = yield* FiberMap.make<string>()
     const streams = new Map<string, WatchGrpcStream>()
     let closed = false
@@ -110,5 +110,8 @@ export const makeWatchStreams = (
 export class WatchStreams extends Context.Tag("etcd-effect/client/WatchStreams")<WatchStreams, WatchStreamsService>() {
   /** The registry on the client's connection; the layer's scope owns every stream. */
   static readonly layer = (options: WatchStreamsOptions): Layer.Layer<WatchStreams, never, ClientConnection> =>
-    Layer.scoped(WatchStreams, Effect.flatMap(ClientConnection, (connection) => makeWatchStreams(connection, options)))
+    Layer.scoped(
+      WatchStreams,
+      Effect.flatMap(ClientConnection, (connection) => makeWatchStreams(connection, options))
+    )
 }

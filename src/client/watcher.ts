@@ -35,13 +35,12 @@ export interface Watcher {
 export const watcherOf = (streams: WatchStreamsService): Watcher => {
   const watch = (key: string | Uint8Array, watchOptions: WatchOptions = {}): Stream.Stream<WatchResponse, WatchError> =>
     Stream.unwrapScoped(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const spec = watchSpec(key, watchOptions)
         const metadata = watchMetadata(watchOptions)
         const buffer = new WatchBuffer<WatchResponse, WatchError>()
-        const substream = yield* Effect.acquireRelease(
-          streams.register(spec, metadata, buffer),
-          (s) => Effect.sync(() => s?.unregister())
+        const substream = yield* Effect.acquireRelease(streams.register(spec, metadata, buffer), (s) =>
+          Effect.sync(() => s?.unregister())
         )
         const responses = buffer.stream
         if (substream === undefined || streams.bufferLimit === undefined) return responses

@@ -12,11 +12,11 @@ export const fromWireHeader = (h: M.ResponseHeader | null | undefined): Response
   h === null || h === undefined
     ? emptyHeader
     : {
-      clusterId: big(h.cluster_id),
-      memberId: big(h.member_id),
-      revision: big(h.revision),
-      raftTerm: big(h.raft_term)
-    }
+        clusterId: big(h.cluster_id),
+        memberId: big(h.member_id),
+        revision: big(h.revision),
+        raftTerm: big(h.raft_term)
+      }
 
 export const fromWireKv = (kv: M.KeyValue): KeyValue => ({
   key: kv.key ?? EMPTY_BYTES,
@@ -28,4 +28,5 @@ export const fromWireKv = (kv: M.KeyValue): KeyValue => ({
 })
 
 /** int64 for proto-loader's encoder: decimal strings keep all 64 bits. */
-export const i64 = (value: bigint | number | undefined): string => (value === undefined ? "0" : BigInt(value).toString())
+export const i64 = (value: bigint | number | undefined): string =>
+  value === undefined ? "0" : BigInt(value).toString()

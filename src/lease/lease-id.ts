@@ -29,5 +29,4 @@ export const bytesToLeaseId = (key: Uint8Array): bigint | undefined =>
  * [0, 2^53) and `low10` uniform in [0, 2^10). etcd masks its generated ids to 63 bits so they
  * stay positive; we do the same with random bits instead of its member-prefixed counter.
  */
-export const composeAutoId = (high53: number, low10: number): bigint =>
-  (BigInt(high53) << 10n) | BigInt(low10 & 0x3ff)
+export const composeAutoId = (high53: number, low10: number): bigint => (BigInt(high53) << 10n) | BigInt(low10 & 0x3ff)

@@ -150,7 +150,7 @@ const readLeaseRecords = (backend: BackendShape): Effect.Effect<Array<LeaseRecor
   })
 
 const make = (config: LessorConfig) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const store = yield* MvccStore
     const backend = yield* Backend
     const clock = yield* Effect.clock
@@ -237,7 +237,7 @@ const make = (config: LessorConfig) =>
       )
 
     /** A random positive 63-bit id not in use (etcd: reqIDGen.Next() masked to 63 bits). */
-    const autoId: Effect.Effect<bigint> = Effect.gen(function*() {
+    const autoId: Effect.Effect<bigint> = Effect.gen(function* () {
       for (;;) {
         const high = yield* random.nextInt
         const low = yield* random.nextIntBetween(0, 1024)
@@ -319,7 +319,13 @@ const make = (config: LessorConfig) =>
         // etcd truncates the remaining duration to whole seconds; a lease past expiry but not yet
         // revoked reads 0 rather than a negative count.
         const ttl = Math.max(0, Math.trunc(lease.remainingMs(now()) / 1000))
-        return { header: hdr, id: req.id, ttl, grantedTTL: lease.ttl, keys: req.keys === true ? lease.sortedKeys() : [] }
+        return {
+          header: hdr,
+          id: req.id,
+          ttl,
+          grantedTTL: lease.ttl,
+          keys: req.keys === true ? lease.sortedKeys() : []
+        }
       })
 
     const leases: Effect.Effect<LeaseLeasesResponse> = Effect.sync(() => ({
@@ -365,7 +371,9 @@ const make = (config: LessorConfig) =>
   })
 
 /** The lessor with etcd's defaults over a store and its backend. */
-export const layerWith = (config: Partial<LessorConfig> = {}): Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> =>
+export const layerWith = (
+  config: Partial<LessorConfig> = {}
+): Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> =>
   Layer.scoped(Lessor, make({ ...defaultLessorConfig, ...config }))
 
 export const layer: Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> = layerWith()

@@ -289,7 +289,11 @@ export const applyTxnOps = (
         break
       case "Txn": {
         const nested = applyTxnOps(txn, req.request, path, cur)
-        const response: TxnResponse = { header: { revision: 0 }, succeeded: nested.succeeded, responses: nested.responses }
+        const response: TxnResponse = {
+          header: { revision: 0 },
+          succeeded: nested.succeeded,
+          responses: nested.responses
+        }
         responses[i] = { _tag: "Txn", response }
         break
       }

@@ -48,7 +48,8 @@ export const supervised = <A, E, R>(loop: string, body: Effect.Effect<A, E, R>):
       }),
       // reported above: the fiber itself ends quietly
       Effect.catchAllCause(() => Effect.void)
-    ))
+    )
+  )
 
 /**
  * Runs `program` with a `Fatal` that fails it: the first loop to die interrupts the program (its
@@ -59,4 +60,5 @@ export const failOnFatal = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Ef
     Effect.raceFirst(
       Effect.provideService(program, Fatal, { loopDied: (e) => Effect.asVoid(Deferred.fail(died, e)) }),
       Deferred.await(died)
-    ))
+    )
+  )

@@ -282,7 +282,10 @@ export class KeyIndex {
 
   toString(): string {
     return this.generations
-      .map((g) => `{created ${g.created.main}.${g.created.sub} ver ${g.ver} [${g.revs.map((r) => `${r.main}.${r.sub}`).join(" ")}]}`)
+      .map(
+        (g) =>
+          `{created ${g.created.main}.${g.created.sub} ver ${g.ver} [${g.revs.map((r) => `${r.main}.${r.sub}`).join(" ")}]}`
+      )
       .join(" ")
   }
 }

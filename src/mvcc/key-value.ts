@@ -42,5 +42,4 @@ export const tombstoneKv = (key: Uint8Array, rev: number): KeyValue => ({
 })
 
 /** `IsCreate` of api/mvccpb/extension.go. */
-export const isCreate = (e: Event): boolean =>
-  e.type === EventType.PUT && e.kv.createRevision === e.kv.modRevision
+export const isCreate = (e: Event): boolean => e.type === EventType.PUT && e.kv.createRevision === e.kv.modRevision

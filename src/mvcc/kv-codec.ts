@@ -45,8 +45,7 @@ const readU64 = (b: Uint8Array, off: number): number => {
 export const bytesToMain = (b: Uint8Array): number => readU64(b, 0)
 /** sub revision of a bucket key */
 export const bytesToSub = (b: Uint8Array): number => readU64(b, 9)
-export const isTombstoneKey = (b: Uint8Array): boolean =>
-  b.length === MARKED_REV_BYTES_LEN && b[17] === TOMBSTONE_MARK
+export const isTombstoneKey = (b: Uint8Array): boolean => b.length === MARKED_REV_BYTES_LEN && b[17] === TOMBSTONE_MARK
 
 // ---------------------------------------------------------------------------------------------
 // protobuf varints

@@ -208,7 +208,10 @@ export class TxnWrite extends TxnRead {
     const prev = ki.modified
     if (!ki.tombstone(rev, sub)) throw new StoreCorruptError(`failed to tombstone an existing key ${ki.k}`)
     this.undo.push({ kind: "tombstone", ki, prev })
-    this.changes.push({ kv: { key: ki.key, createRevision: 0, modRevision: 0, version: 0, value: EMPTY, lease: 0n }, deleted: true })
+    this.changes.push({
+      kv: { key: ki.key, createRevision: 0, modRevision: 0, version: 0, value: EMPTY, lease: 0n },
+      deleted: true
+    })
     const oldLease = this.core.leases.get(ki.k)
     if (oldLease !== undefined && oldLease !== 0n) {
       this.lessorOps.push({ attach: false, id: oldLease, key: ki.key })
@@ -229,7 +232,9 @@ export class TxnWrite extends TxnRead {
     const out = new Array<Event>(this.changes.length)
     for (let i = 0; i < this.changes.length; i++) {
       const c = this.changes[i]!
-      out[i] = c.deleted ? { type: EventType.DELETE, kv: tombstoneKv(c.kv.key, rev) } : { type: EventType.PUT, kv: c.kv }
+      out[i] = c.deleted
+        ? { type: EventType.DELETE, kv: tombstoneKv(c.kv.key, rev) }
+        : { type: EventType.PUT, kv: c.kv }
     }
     return out
   }
@@ -269,4 +274,3 @@ export class TxnWrite extends TxnRead {
     this.lessorOps.length = 0
   }
 }
-

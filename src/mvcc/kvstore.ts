@@ -43,12 +43,7 @@ import {
 } from "./kvstore-compaction.js"
 import { type StoreCore, TxnRead, TxnWrite } from "./kvstore-txn.js"
 import { checkDeleteRequest, checkPutRequest, checkRangeRequest, checkTxn } from "./request-checks.js"
-import {
-  deleteRangeRequestSize,
-  internalRaftRequestSize,
-  putRequestSize,
-  txnRequestSize
-} from "./request-size.js"
+import { deleteRangeRequestSize, internalRaftRequestSize, putRequestSize, txnRequestSize } from "./request-size.js"
 import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
 import { keyString } from "./key-string.js"
 import { TreeIndex } from "./tree-index.js"
@@ -219,10 +214,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       Effect.uninterruptible(
         Effect.matchEffect(durable, {
           onFailure: (e) =>
-            Effect.zipRight(
-              Effect.logError("mvcc: backend write failed; store stopped", e),
-              Effect.fail(fail())
-            ),
+            Effect.zipRight(Effect.logError("mvcc: backend write failed; store stopped", e), Effect.fail(fail())),
           onSuccess: () => (rev > 0 ? commitSafely(rev) : Effect.void)
         })
       )
@@ -387,7 +379,10 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         return runCompaction(core.index, backend, compactionWrite, job.rev, batchLimit).pipe(
           Effect.matchEffect({
             onFailure: (e) =>
-              Effect.zipRight(Effect.logError("mvcc: compaction write failed; store stopped", e), Deferred.fail(job.done, fail())),
+              Effect.zipRight(
+                Effect.logError("mvcc: compaction write failed; store stopped", e),
+                Deferred.fail(job.done, fail())
+              ),
             onSuccess: () => Deferred.succeed(job.done, undefined)
           }),
           Effect.asVoid
@@ -514,7 +509,8 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         Effect.map(
           Effect.acquireRelease(
             Effect.suspend(() => {
-              if (core.lessor !== undefined) return Effect.dieMessage("mvcc: a lessor is already attached to this store")
+              if (core.lessor !== undefined)
+                return Effect.dieMessage("mvcc: a lessor is already attached to this store")
               const r = setup()
               core.lessor = r.lessor
               return Effect.succeed(r)

@@ -8,7 +8,6 @@ import { type EtcdError, Errors } from "../errors.js"
 import { keyString } from "./key-string.js"
 import type { DeleteRangeRequest, PutRequest, RangeRequest, RequestOp, TxnRequest } from "./kv.js"
 
-
 const isEnum = (v: number | undefined, max: number): boolean =>
   v === undefined || (Number.isInteger(v) && v >= 0 && v <= max)
 

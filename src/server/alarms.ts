@@ -19,7 +19,13 @@ export const AlarmAction = { GET: 0, ACTIVATE: 1, DEACTIVATE: 2 } as const
 
 /** The AlarmType's proto name ("NOSPACE"). */
 export const alarmName = (type: number): string =>
-  type === AlarmType.NOSPACE ? "NOSPACE" : type === AlarmType.CORRUPT ? "CORRUPT" : type === AlarmType.NONE ? "NONE" : String(type)
+  type === AlarmType.NOSPACE
+    ? "NOSPACE"
+    : type === AlarmType.CORRUPT
+      ? "CORRUPT"
+      : type === AlarmType.NONE
+        ? "NONE"
+        : String(type)
 
 export interface AlarmMember {
   /** uint64, as proto-loader's longs: String */
@@ -42,8 +48,9 @@ const decode = (bytes: Uint8Array | undefined): Array<AlarmMember> => {
   try {
     const parsed: unknown = JSON.parse(Buffer.from(bytes).toString("utf8"))
     if (!Array.isArray(parsed)) return []
-    return parsed.filter((a): a is AlarmMember =>
-      typeof a === "object" && a !== null && typeof a.memberID === "string" && typeof a.alarm === "number"
+    return parsed.filter(
+      (a): a is AlarmMember =>
+        typeof a === "object" && a !== null && typeof a.memberID === "string" && typeof a.alarm === "number"
     )
   } catch {
     return []
@@ -58,7 +65,9 @@ export const makeAlarms = (backend: BackendShape): Alarms => {
     Effect.suspend(() => {
       alarms = next
       noSpace = next.some((a) => a.alarm === AlarmType.NOSPACE)
-      return backend.write([{ bucket: "meta", key: ALARMS_KEY, value: new Uint8Array(Buffer.from(JSON.stringify(next))) }])
+      return backend.write([
+        { bucket: "meta", key: ALARMS_KEY, value: new Uint8Array(Buffer.from(JSON.stringify(next))) }
+      ])
     })
   const find = (memberID: string, type: number) => alarms.find((a) => a.memberID === memberID && a.alarm === type)
   return {

@@ -57,16 +57,22 @@ export const needsAuth = (guard: AuthGuard, call: CallWithMetadata): boolean =>
  * The caller (undefined: nobody, which etcd then treats as the empty user), or the auth error
  * that ends the call (an unknown or expired token).
  */
-export const authInfoOf = (guard: AuthGuard, call: CallWithMetadata): Effect.Effect<AuthInfo | undefined, AuthError> => {
+export const authInfoOf = (
+  guard: AuthGuard,
+  call: CallWithMetadata
+): Effect.Effect<AuthInfo | undefined, AuthError> => {
   const token = tokenOf(call.metadata)
   if (token === undefined) return Effect.succeed(guard.store.authInfoFromCommonName(guard.commonName(call)))
   return Effect.flatMap(guard.store.authInfoFromToken(token), (ai) =>
-    ai === undefined ? Effect.fail(AuthErrors.invalidAuthToken) : Effect.succeed(ai))
+    ai === undefined ? Effect.fail(AuthErrors.invalidAuthToken) : Effect.succeed(ai)
+  )
 }
 
 /** authInfoOf with the gRPC spelling of its error. */
-export const authInfoGrpc = (guard: AuthGuard, call: CallWithMetadata): Effect.Effect<AuthInfo | undefined, EtcdError> =>
-  Effect.mapError(authInfoOf(guard, call), (e) => e.grpc())
+export const authInfoGrpc = (
+  guard: AuthGuard,
+  call: CallWithMetadata
+): Effect.Effect<AuthInfo | undefined, EtcdError> => Effect.mapError(authInfoOf(guard, call), (e) => e.grpc())
 
 /** Fails with the gRPC form of `e` when there is one. */
 export const check = (e: AuthError | undefined): Effect.Effect<void, EtcdError> =>
@@ -77,10 +83,13 @@ export const check = (e: AuthError | undefined): Effect.Effect<void, EtcdError> 
  * `getAuthContext()`. Used only with --client-cert-auth; the JSON gateway's calls have none (etcd
  * ignores the CN of gateway requests too).
  */
-export const peerCommonName = (clientCertAuth: boolean) => (call: CallWithMetadata): string | undefined => {
-  if (!clientCertAuth) return undefined
-  const ctx = (call as { getAuthContext?: () => { sslPeerCertificate?: { subject?: { CN?: string | Array<string> } } } })
-    .getAuthContext?.()
-  const cn = ctx?.sslPeerCertificate?.subject?.CN
-  return Array.isArray(cn) ? cn[0] : cn
-}
+export const peerCommonName =
+  (clientCertAuth: boolean) =>
+  (call: CallWithMetadata): string | undefined => {
+    if (!clientCertAuth) return undefined
+    const ctx = (
+      call as { getAuthContext?: () => { sslPeerCertificate?: { subject?: { CN?: string | Array<string> } } } }
+    ).getAuthContext?.()
+    const cn = ctx?.sslPeerCertificate?.subject?.CN
+    return Array.isArray(cn) ? cn[0] : cn
+  }

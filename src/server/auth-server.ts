@@ -40,7 +40,8 @@ export const makeAuthService = (runner: CallRunner, guard: AuthGuard, header: Ma
     runner.unary<Req, object>(method, (req, call) =>
       Effect.flatMap(caller(call), (ai) => Effect.zipRight(check(store.isAdminPermitted(ai)), f(req))).pipe(
         Effect.map((extra) => ok(extra as object))
-      ))
+      )
+    )
 
   const orFail = <A>(r: A | AuthError): Effect.Effect<A, EtcdError> =>
     typeof r === "object" && r !== null && "raw" in r && "grpc" in r
@@ -51,46 +52,55 @@ export const makeAuthService = (runner: CallRunner, guard: AuthGuard, header: Ma
     AuthEnable: admin("AuthEnable", () => store.authEnable()),
     AuthDisable: admin("AuthDisable", () => store.authDisable()),
     AuthStatus: runner.unary<Req, object>("AuthStatus", () =>
-      Effect.sync(() => ok({ enabled: store.enabled, authRevision: store.revision() }))),
+      Effect.sync(() => ok({ enabled: store.enabled, authRevision: store.revision() }))
+    ),
     Authenticate: runner.unary<Req, object>("Authenticate", (req) =>
-      Effect.map(store.authenticate(String(req["name"] ?? ""), String(req["password"] ?? "")), (token) =>
-        ok({ token }))),
+      Effect.map(store.authenticate(String(req["name"] ?? ""), String(req["password"] ?? "")), (token) => ok({ token }))
+    ),
 
     UserAdd: admin("UserAdd", (req) =>
-      store.userAdd(String(req["name"] ?? ""), String(req["password"] ?? ""), req["options"]?.["no_password"] === true)),
+      store.userAdd(String(req["name"] ?? ""), String(req["password"] ?? ""), req["options"]?.["no_password"] === true)
+    ),
     UserDelete: admin("UserDelete", (req) => store.userDelete(String(req["name"] ?? ""))),
     UserChangePassword: admin("UserChangePassword", (req) =>
-      store.userChangePassword(String(req["name"] ?? ""), String(req["password"] ?? ""))),
+      store.userChangePassword(String(req["name"] ?? ""), String(req["password"] ?? ""))
+    ),
     UserGrantRole: admin("UserGrantRole", (req) =>
-      store.userGrantRole(String(req["user"] ?? ""), String(req["role"] ?? ""))),
+      store.userGrantRole(String(req["user"] ?? ""), String(req["role"] ?? ""))
+    ),
     UserRevokeRole: admin("UserRevokeRole", (req) =>
-      store.userRevokeRole(String(req["name"] ?? ""), String(req["role"] ?? ""))),
+      store.userRevokeRole(String(req["name"] ?? ""), String(req["role"] ?? ""))
+    ),
     UserList: admin("UserList", () => Effect.sync(() => ({ users: store.userList() }))),
     UserGet: runner.unary<Req, object>("UserGet", (req, call) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ai = yield* caller(call)
         const name = String(req["name"] ?? "")
         const denied = store.isAdminPermitted(ai)
         if (denied !== undefined && name !== (ai?.username ?? "")) return yield* Effect.fail(denied.grpc())
         const roles = yield* orFail(store.userGet(name))
         return ok({ roles })
-      })),
+      })
+    ),
 
     RoleAdd: admin("RoleAdd", (req) => store.roleAdd(String(req["name"] ?? ""))),
     RoleDelete: admin("RoleDelete", (req) => store.roleDelete(String(req["role"] ?? ""))),
     RoleGrantPermission: admin("RoleGrantPermission", (req) =>
-      store.roleGrantPermission(String(req["name"] ?? ""), permOf(req["perm"]))),
+      store.roleGrantPermission(String(req["name"] ?? ""), permOf(req["perm"]))
+    ),
     RoleRevokePermission: admin("RoleRevokePermission", (req) =>
-      store.roleRevokePermission(String(req["role"] ?? ""), bytes(req["key"]), bytes(req["range_end"]))),
+      store.roleRevokePermission(String(req["role"] ?? ""), bytes(req["key"]), bytes(req["range_end"]))
+    ),
     RoleList: admin("RoleList", () => Effect.sync(() => ({ roles: store.roleList() }))),
     RoleGet: runner.unary<Req, object>("RoleGet", (req, call) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ai = yield* caller(call)
         const role = String(req["role"] ?? "")
         const denied = store.isAdminPermitted(ai)
         if (denied !== undefined && !store.hasRole(ai?.username ?? "", role)) return yield* Effect.fail(denied.grpc())
         const perms = yield* orFail(store.roleGet(role))
         return ok({ perm: perms.map(permToPb) })
-      }))
+      })
+    )
   }
 }

@@ -23,7 +23,7 @@ export const setupClientTls = (
   metricsAddrs: ReadonlyArray<ListenAddress>,
   dataDir: string | undefined
 ): Effect.Effect<TlsSource | undefined, ServeError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const https = [...clientAddrs, ...metricsAddrs].filter((a) => a.https)
     const problem = checkClientTls(tls, [
       ...clientAddrs.filter((a) => a.https).map((a) => ({ url: a.url, kind: "client" as const })),
@@ -36,14 +36,16 @@ export const setupClientTls = (
       }
       return undefined
     }
-    let files = tls.certFile !== undefined && tls.keyFile !== undefined
-      ? { certFile: tls.certFile, keyFile: tls.keyFile }
-      : undefined
+    let files =
+      tls.certFile !== undefined && tls.keyFile !== undefined
+        ? { certFile: tls.certFile, keyFile: tls.keyFile }
+        : undefined
     if (files === undefined) {
       // --auto-tls (checkClientTls made sure one of the two is there)
-      const dir = dataDir === undefined
-        ? fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-auto-tls-"))
-        : path.join(dataDir, "fixtures", "client")
+      const dir =
+        dataDir === undefined
+          ? fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-auto-tls-"))
+          : path.join(dataDir, "fixtures", "client")
       files = yield* Effect.try({
         try: () => selfCert(dir, [...new Set(https.map((a) => a.host))]),
         catch: (e) => badConfig(`cannot generate a self-signed certificate (--auto-tls): ${String(e)}`)
@@ -53,7 +55,8 @@ export const setupClientTls = (
       )
     }
     const source = makeTlsSource(tls, { ...files, trustedCaFile: tls.trustedCaFile }, (message) =>
-      Effect.runSync(Effect.logWarning(message)))
+      Effect.runSync(Effect.logWarning(message))
+    )
     if (typeof source === "string") return yield* badConfig(source)
     return source
   })

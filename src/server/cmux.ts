@@ -168,14 +168,16 @@ export const listenClient = (
         // after start-up an accept error is the connection's business, not the process's
         server.on("error", () => {})
         const port = (server.address() as net.AddressInfo).port
-        resume(Effect.succeed({
-          port,
-          close: () => {
-            server.close()
-            for (const s of sniffing) s.destroy()
-            sniffing.clear()
-          }
-        }))
+        resume(
+          Effect.succeed({
+            port,
+            close: () => {
+              server.close()
+              for (const s of sniffing) s.destroy()
+              sniffing.clear()
+            }
+          })
+        )
       })
     }),
     (listener) => Effect.sync(() => listener.close())

@@ -31,14 +31,14 @@ const compactAt = (store: MvccStoreShape, rev: number): Effect.Effect<boolean> =
       e.message === compactedText
         ? Effect.succeed(true)
         : Effect.logWarning("auto-compaction failed; will retry", e.message).pipe(
-          Effect.annotateLogs({ revision: rev }),
-          Effect.as(false)
-        )
+            Effect.annotateLogs({ revision: rev }),
+            Effect.as(false)
+          )
     )
   )
 
 const periodic = (store: MvccStoreShape, period: Duration.Duration): Effect.Effect<never> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const periodMs = Duration.toMillis(period)
     const compactIntervalMs = Math.min(periodMs, 3_600_000)
     const retryMs = Math.max(1, compactIntervalMs / 10)
@@ -59,7 +59,7 @@ const periodic = (store: MvccStoreShape, period: Duration.Duration): Effect.Effe
   })
 
 const byRevision = (store: MvccStoreShape, retention: number): Effect.Effect<never> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let prev = 0
     while (true) {
       yield* Effect.sleep(REVISION_CHECK_INTERVAL)

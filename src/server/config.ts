@@ -95,8 +95,8 @@ export const defaultServerConfig: ServerConfig = {
 const UNITS: Record<string, number> = {
   ns: 1e-6,
   us: 1e-3,
-  "µs": 1e-3,
-  "μs": 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
   ms: 1,
   s: 1000,
   m: 60_000,
@@ -127,7 +127,10 @@ export const parseGoDuration = (input: string): Duration.Duration | undefined =>
 
 /** A comma-separated URL list, as etcd's URL flags take it. */
 export const splitUrls = (s: string): Array<string> =>
-  s.split(",").map((u) => u.trim()).filter((u) => u.length > 0)
+  s
+    .split(",")
+    .map((u) => u.trim())
+    .filter((u) => u.length > 0)
 
 export interface ListenAddress {
   /** the URL as given */
@@ -139,20 +142,22 @@ export interface ListenAddress {
 }
 
 /** Parses a listen URL (http or https); error text for one line on stderr. */
-const parseListenUrl = (kind: "client" | "metrics") => (url: string): ListenAddress | string => {
-  let u: URL
-  try {
-    u = new URL(url)
-  } catch {
-    return `invalid ${kind} URL ${JSON.stringify(url)}: expected http://host:port`
+const parseListenUrl =
+  (kind: "client" | "metrics") =>
+  (url: string): ListenAddress | string => {
+    let u: URL
+    try {
+      u = new URL(url)
+    } catch {
+      return `invalid ${kind} URL ${JSON.stringify(url)}: expected http://host:port`
+    }
+    if (u.protocol !== "http:" && u.protocol !== "https:") {
+      return `${kind} URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (http or https)`
+    }
+    if (u.port === "") return `${kind} URL ${url}: missing port`
+    if (u.pathname !== "/" && u.pathname !== "") return `${kind} URL ${url}: expected no path`
+    return { url, host: u.hostname, port: Number(u.port), https: u.protocol === "https:" }
   }
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    return `${kind} URL ${url}: unsupported scheme ${JSON.stringify(u.protocol)} (http or https)`
-  }
-  if (u.port === "") return `${kind} URL ${url}: missing port`
-  if (u.pathname !== "/" && u.pathname !== "") return `${kind} URL ${url}: expected no path`
-  return { url, host: u.hostname, port: Number(u.port), https: u.protocol === "https:" }
-}
 
 /** Parses a client URL (--listen-client-urls, --advertise-client-urls). */
 export const parseClientUrl = parseListenUrl("client")
@@ -175,7 +180,8 @@ export const parseAutoCompaction = (mode: string, retention: string): AutoCompac
       return Duration.toMillis(d) === 0 ? undefined : { mode, retention: d }
     }
     case "revision": {
-      if (!/^\d+$/.test(r)) return `error parsing auto-compaction-retention: ${JSON.stringify(r)} is not a revision count`
+      if (!/^\d+$/.test(r))
+        return `error parsing auto-compaction-retention: ${JSON.stringify(r)} is not a revision count`
       return { mode, retention: Number(r) }
     }
     default:

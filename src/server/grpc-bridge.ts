@@ -57,10 +57,12 @@ const describe = (u: unknown): string =>
 const serviceError = (s: CallStatus): Partial<grpc.StatusObject> => ({ code: s.code, details: s.details })
 
 /** Logs defects (bugs) with the method name; expected failures are the caller's business. */
-const logDefects = (method: string) => <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-  Effect.tapErrorCause(effect, (cause) =>
-    Cause.isDie(cause) ? Effect.logError(`${method}: handler defect`, cause) : Effect.void
-  )
+const logDefects =
+  (method: string) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+    Effect.tapErrorCause(effect, (cause) =>
+      Cause.isDie(cause) ? Effect.logError(`${method}: handler defect`, cause) : Effect.void
+    )
 
 /** The minimal surface of a grpc-js server call the bridge uses. */
 interface CancellableCall {
@@ -139,114 +141,113 @@ export interface CallRunner {
   readonly inFlight: () => { readonly unary: number; readonly streams: number }
 }
 
-export const makeCallRunner = (
-  metrics: CallMetrics = noCallMetrics
-): Effect.Effect<CallRunner, never, Scope.Scope> => Effect.gen(function*() {
-  const unarySet = yield* FiberSet.make<unknown, unknown>()
-  const streamSet = yield* FiberSet.make<unknown, unknown>()
-  const runUnary = yield* FiberSet.runtime(unarySet)<never>()
-  const runStream = yield* FiberSet.runtime(streamSet)<never>()
-  let closing = false
+export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Effect<CallRunner, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const unarySet = yield* FiberSet.make<unknown, unknown>()
+    const streamSet = yield* FiberSet.make<unknown, unknown>()
+    const runUnary = yield* FiberSet.runtime(unarySet)<never>()
+    const runStream = yield* FiberSet.runtime(streamSet)<never>()
+    let closing = false
 
-  /** Interrupts the fiber when the client cancels or the call's deadline passes. */
-  const linkCancel = (call: CancellableCall, fiber: Fiber.RuntimeFiber<unknown, unknown>): (() => void) => {
-    const onCancel = () => fiber.unsafeInterruptAsFork(FiberId.none)
-    call.once("cancelled", onCancel)
-    const left = deadlineMs(call) - Date.now()
-    // setTimeout takes at most 2^31-1 ms (~24.8 days); a later deadline is as good as none
-    const timer = left < MAX_TIMER_MS ? setTimeout(onCancel, Math.max(0, left)) : undefined
-    return () => {
-      call.removeListener("cancelled", onCancel)
-      if (timer !== undefined) clearTimeout(timer)
+    /** Interrupts the fiber when the client cancels or the call's deadline passes. */
+    const linkCancel = (call: CancellableCall, fiber: Fiber.RuntimeFiber<unknown, unknown>): (() => void) => {
+      const onCancel = () => fiber.unsafeInterruptAsFork(FiberId.none)
+      call.once("cancelled", onCancel)
+      const left = deadlineMs(call) - Date.now()
+      // setTimeout takes at most 2^31-1 ms (~24.8 days); a later deadline is as good as none
+      const timer = left < MAX_TIMER_MS ? setTimeout(onCancel, Math.max(0, left)) : undefined
+      return () => {
+        call.removeListener("cancelled", onCancel)
+        if (timer !== undefined) clearTimeout(timer)
+      }
     }
-  }
 
-  const unary: CallRunner["unary"] = (method, f) => {
-    const m = metrics.method(method)
-    return (call, callback) => {
-      m.onStart()
-      if (closing) {
-        m.onEnd(GrpcCode.Unavailable)
-        return callback(serviceError(stoppedStatus()))
+    const unary: CallRunner["unary"] = (method, f) => {
+      const m = metrics.method(method)
+      return (call, callback) => {
+        m.onStart()
+        if (closing) {
+          m.onEnd(GrpcCode.Unavailable)
+          return callback(serviceError(stoppedStatus()))
+        }
+        if ((call.request as unknown) instanceof MalformedRequest) {
+          // etcd's refusal of a body it cannot decode (unmarshal-check.ts)
+          m.onEnd(GrpcCode.Internal)
+          return callback({ code: GrpcCode.Internal, details: (call.request as unknown as MalformedRequest).message })
+        }
+        const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
+        const unlink = linkCancel(call, fiber)
+        fiber.addObserver((exit) => {
+          unlink()
+          const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
+          m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
+          // dropped by the client, or past its deadline (grpc-js has answered DEADLINE_EXCEEDED)
+          if (call.cancelled || deadlinePassed(call)) return
+          if (Exit.isSuccess(exit)) callback(null, exit.value)
+          else callback(serviceError(status!))
+        })
       }
-      if ((call.request as unknown) instanceof MalformedRequest) {
-        // etcd's refusal of a body it cannot decode (unmarshal-check.ts)
-        m.onEnd(GrpcCode.Internal)
-        return callback({ code: GrpcCode.Internal, details: (call.request as unknown as MalformedRequest).message })
+    }
+
+    const endStream = (
+      call: CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean },
+      exit: Exit.Exit<void, EtcdError>,
+      m: MethodMetrics
+    ): void => {
+      const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
+      m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
+      if (call.cancelled || deadlinePassed(call)) return
+      try {
+        if (status === undefined) call.end()
+        else call.emit("error", { ...serviceError(status), metadata: undefined })
+      } catch {
+        // the transport is already gone: nothing left to tell the client
       }
-      const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
-      const unlink = linkCancel(call, fiber)
-      fiber.addObserver((exit) => {
-        unlink()
-        const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
-        m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
-        // dropped by the client, or past its deadline (grpc-js has answered DEADLINE_EXCEEDED)
-        if (call.cancelled || deadlinePassed(call)) return
-        if (Exit.isSuccess(exit)) callback(null, exit.value)
-        else callback(serviceError(status!))
+    }
+
+    const stream = <C extends CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean }>(
+      method: string,
+      f: (call: C) => Effect.Effect<void, EtcdError, Scope.Scope>
+    ) => {
+      const m = metrics.method(method)
+      return (call: C): void => {
+        m.onStart()
+        if (closing) {
+          endStream(call, Exit.fail(Errors.stopped()), m)
+          return
+        }
+        if (call.cancelled) return m.onEnd(countedCode(call, GrpcCode.Canceled))
+        const fiber = runStream(logDefects(method)(Effect.scoped(Effect.suspend(() => f(call)))))
+        const unlink = linkCancel(call, fiber)
+        fiber.addObserver((exit) => {
+          unlink()
+          endStream(call, exit, m)
+        })
+      }
+    }
+
+    const shutdown = (grace: Duration.DurationInput): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        closing = true
+        yield* FiberSet.clear(streamSet)
+        yield* FiberSet.awaitEmpty(unarySet).pipe(Effect.timeoutOption(Duration.decode(grace)))
+        yield* FiberSet.clear(unarySet)
       })
+
+    const count = (set: Iterable<unknown>): number => {
+      let n = 0
+      for (const _ of set) n++
+      return n
     }
-  }
 
-  const endStream = (
-    call: CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean },
-    exit: Exit.Exit<void, EtcdError>,
-    m: MethodMetrics
-  ): void => {
-    const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
-    m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
-    if (call.cancelled || deadlinePassed(call)) return
-    try {
-      if (status === undefined) call.end()
-      else call.emit("error", { ...serviceError(status), metadata: undefined })
-    } catch {
-      // the transport is already gone: nothing left to tell the client
-    }
-  }
-
-  const stream = <C extends CancellableCall & { end(): unknown; emit(event: "error", status: unknown): boolean }>(
-    method: string,
-    f: (call: C) => Effect.Effect<void, EtcdError, Scope.Scope>
-  ) => {
-    const m = metrics.method(method)
-    return (call: C): void => {
-      m.onStart()
-      if (closing) {
-        endStream(call, Exit.fail(Errors.stopped()), m)
-        return
-      }
-      if (call.cancelled) return m.onEnd(countedCode(call, GrpcCode.Canceled))
-      const fiber = runStream(logDefects(method)(Effect.scoped(Effect.suspend(() => f(call)))))
-      const unlink = linkCancel(call, fiber)
-      fiber.addObserver((exit) => {
-        unlink()
-        endStream(call, exit, m)
-      })
-    }
-  }
-
-  const shutdown = (grace: Duration.DurationInput): Effect.Effect<void> =>
-    Effect.gen(function*() {
-      closing = true
-      yield* FiberSet.clear(streamSet)
-      yield* FiberSet.awaitEmpty(unarySet).pipe(Effect.timeoutOption(Duration.decode(grace)))
-      yield* FiberSet.clear(unarySet)
-    })
-
-  const count = (set: Iterable<unknown>): number => {
-    let n = 0
-    for (const _ of set) n++
-    return n
-  }
-
-  return {
-    unary,
-    bidi: (method, f) => stream(method, f),
-    serverStream: (method, f) => stream(method, f),
-    shutdown,
-    inFlight: () => ({ unary: count(unarySet), streams: count(streamSet) })
-  } satisfies CallRunner
-})
+    return {
+      unary,
+      bidi: (method, f) => stream(method, f),
+      serverStream: (method, f) => stream(method, f),
+      shutdown,
+      inFlight: () => ({ unary: count(unarySet), streams: count(streamSet) })
+    } satisfies CallRunner
+  })
 
 // ---------------------------------------------------------------------------------------------
 // reading and writing streams
@@ -302,7 +303,9 @@ export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> |
       return undefined
     }
     const answer = (r: Array<A> | null | MalformedRequest) =>
-      r instanceof MalformedRequest ? Effect.fail(new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) })) : Effect.succeed(r)
+      r instanceof MalformedRequest
+        ? Effect.fail(new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) }))
+        : Effect.succeed(r)
     const first = take()
     if (first !== undefined) {
       resume(answer(first))

@@ -38,14 +38,13 @@ const awaitDrain = (emitter: NodeJS.EventEmitter): Effect.Effect<void> =>
   })
 
 const isHttp2Stream = (s: unknown): s is http2.ServerHttp2Stream =>
-  typeof s === "object" && s !== null && typeof (s as http2.ServerHttp2Stream).write === "function" &&
+  typeof s === "object" &&
+  s !== null &&
+  typeof (s as http2.ServerHttp2Stream).write === "function" &&
   typeof (s as http2.ServerHttp2Stream).respond === "function"
 
 /** The sink for a call; `forceMessageMode` is for tests of the fallback. */
-export const frameSink = <Req, Res>(
-  call: grpc.ServerDuplexStream<Req, Res>,
-  forceMessageMode = false
-): FrameSink => {
+export const frameSink = <Req, Res>(call: grpc.ServerDuplexStream<Req, Res>, forceMessageMode = false): FrameSink => {
   const stream = (call as unknown as GrpcJsInternals).call?.stream
   if (!forceMessageMode && isHttp2Stream(stream)) {
     let headersSent = false
@@ -85,7 +84,9 @@ export const passThroughSerializer = <D extends grpc.MethodDefinition<unknown, u
     ...def,
     responseSerialize: (value: unknown) =>
       value instanceof Uint8Array
-        ? Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
+        ? Buffer.isBuffer(value)
+          ? value
+          : Buffer.from(value.buffer, value.byteOffset, value.byteLength)
         : inner(value)
   }
 }

@@ -15,7 +15,6 @@ import { MEMBER_KEY } from "./member.js"
 const CHUNK = 10000
 const EMPTY = new Uint8Array(0)
 
-
 /** Every entry of a bucket in key order, read in chunks. */
 function* entries(backend: BackendShape, bucket: BucketName): Generator<readonly [Uint8Array, Uint8Array]> {
   let start: Uint8Array = EMPTY
@@ -88,4 +87,3 @@ export const hashBackend = (backend: BackendShape): number => {
   }
   return h
 }
-

@@ -14,7 +14,16 @@ export {
   type ServerConfig,
   splitUrls
 } from "./config.js"
-export { EtcdServer, type EtcdServerShape, layer, layerAuth, layerMember, layerServer, serve, ServeError } from "./server.js"
+export {
+  EtcdServer,
+  type EtcdServerShape,
+  layer,
+  layerAuth,
+  layerMember,
+  layerServer,
+  serve,
+  ServeError
+} from "./server.js"
 export { silenceGrpcLogs } from "./grpc-logs.js"
 export {
   DEFAULT_PROGRESS_NOTIFY_INTERVAL,

@@ -22,9 +22,13 @@ export const checkRange = (store: AuthStoreShape, ai: AuthInfo | undefined, r: m
 
 export const checkDeleteRange = (store: AuthStoreShape, ai: AuthInfo | undefined, r: mvcc.DeleteRangeRequest) =>
   store.isDeleteRangePermitted(ai, r.key, r.rangeEnd) ??
-    (r.prevKv === true ? store.isRangePermitted(ai, r.key, r.rangeEnd) : undefined)
+  (r.prevKv === true ? store.isRangePermitted(ai, r.key, r.rangeEnd) : undefined)
 
-const checkOps = (store: AuthStoreShape, ai: AuthInfo | undefined, ops: ReadonlyArray<mvcc.RequestOp>): AuthError | undefined => {
+const checkOps = (
+  store: AuthStoreShape,
+  ai: AuthInfo | undefined,
+  ops: ReadonlyArray<mvcc.RequestOp>
+): AuthError | undefined => {
   for (const op of ops) {
     let e: AuthError | undefined
     switch (op._tag) {
@@ -35,7 +39,8 @@ const checkOps = (store: AuthStoreShape, ai: AuthInfo | undefined, ops: Readonly
         e = store.isPutPermitted(ai, op.request.key)
         break
       case "DeleteRange":
-        e = (op.request.prevKv === true ? store.isRangePermitted(ai, op.request.key, op.request.rangeEnd) : undefined) ??
+        e =
+          (op.request.prevKv === true ? store.isRangePermitted(ai, op.request.key, op.request.rangeEnd) : undefined) ??
           store.isDeleteRangePermitted(ai, op.request.key, op.request.rangeEnd)
         break
       case "Txn":
@@ -48,7 +53,11 @@ const checkOps = (store: AuthStoreShape, ai: AuthInfo | undefined, ops: Readonly
 }
 
 /** etcd's checkTxnAuth. */
-export const checkTxn = (store: AuthStoreShape, ai: AuthInfo | undefined, r: mvcc.TxnRequest): AuthError | undefined => {
+export const checkTxn = (
+  store: AuthStoreShape,
+  ai: AuthInfo | undefined,
+  r: mvcc.TxnRequest
+): AuthError | undefined => {
   for (const c of r.compare) {
     const e = store.isRangePermitted(ai, c.key, c.rangeEnd)
     if (e !== undefined) return e
@@ -66,12 +75,12 @@ export const checkLeasePuts = (
   id === 0n || !store.enabled
     ? Effect.void
     : Effect.flatMap(lessor.timeToLive({ id, keys: true }), (r) => {
-      for (const key of r.keys) {
-        const e = store.isPutPermitted(ai, key)
-        if (e !== undefined) return Effect.fail(e.grpc())
-      }
-      return Effect.void
-    })
+        for (const key of r.keys) {
+          const e = store.isPutPermitted(ai, key)
+          if (e !== undefined) return Effect.fail(e.grpc())
+        }
+        return Effect.void
+      })
 
 export const checkPut = (
   store: AuthStoreShape,

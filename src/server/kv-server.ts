@@ -11,7 +11,12 @@ import type { EtcdError } from "../errors.js"
 import type { LessorShape } from "../lease/lessor.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import { DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
-import { checkDeleteRequest, checkPutRequest, checkRangeRequest, checkTxn as checkTxnRequest } from "../mvcc/request-checks.js"
+import {
+  checkDeleteRequest,
+  checkPutRequest,
+  checkRangeRequest,
+  checkTxn as checkTxnRequest
+} from "../mvcc/request-checks.js"
 import type { KVServer } from "../proto/services.js"
 import { type AuthGuard, authInfoGrpc, check, needsAuth } from "./auth-guard.js"
 import type { CallRunner } from "./grpc-bridge.js"
@@ -30,7 +35,8 @@ import {
   txnResponse
 } from "./kv-pb.js"
 
-const invalid = (e: EtcdError | undefined): Effect.Effect<void, EtcdError> => (e === undefined ? Effect.void : Effect.fail(e))
+const invalid = (e: EtcdError | undefined): Effect.Effect<void, EtcdError> =>
+  e === undefined ? Effect.void : Effect.fail(e)
 
 /** `quota`: the space quota Put and Txn are checked against first (quota.ts), as etcd's quotaKVServer. */
 export const makeKvService = (
@@ -48,7 +54,10 @@ export const makeKvService = (
   return {
     Range: runner.unary("Range", (req, call) => {
       const r = rangeRequest(req)
-      const run = Effect.map(Effect.suspend(() => store.range(r)), (res) => rangeResponse(header, res))
+      const run = Effect.map(
+        Effect.suspend(() => store.range(r)),
+        (res) => rangeResponse(header, res)
+      )
       if (!needsAuth(guard, call)) return run
       return Effect.zipRight(invalid(checkRangeRequest(r)), authInfoGrpc(guard, call)).pipe(
         Effect.flatMap((ai) => check(checkRange(auth, ai, r))),
@@ -57,7 +66,10 @@ export const makeKvService = (
     }),
     Put: runner.unary("Put", (req, call) => {
       const r = putRequest(req)
-      const run = Effect.map(Effect.suspend(() => store.put(r)), (res) => putResponse(header, res))
+      const run = Effect.map(
+        Effect.suspend(() => store.put(r)),
+        (res) => putResponse(header, res)
+      )
       if (!needsAuth(guard, call)) return quotaFirst(costPut(req), run)
       return quotaFirst(
         costPut(req),
@@ -69,7 +81,10 @@ export const makeKvService = (
     }),
     DeleteRange: runner.unary("DeleteRange", (req, call) => {
       const r = deleteRangeRequest(req)
-      const run = Effect.map(Effect.suspend(() => store.deleteRange(r)), (res) => deleteRangeResponse(header, res))
+      const run = Effect.map(
+        Effect.suspend(() => store.deleteRange(r)),
+        (res) => deleteRangeResponse(header, res)
+      )
       if (!needsAuth(guard, call)) return run
       return Effect.zipRight(invalid(checkDeleteRequest(r)), authInfoGrpc(guard, call)).pipe(
         Effect.flatMap((ai) => check(checkDeleteRange(auth, ai, r))),
@@ -78,7 +93,10 @@ export const makeKvService = (
     }),
     Txn: runner.unary("Txn", (req, call) => {
       const r = txnRequest(req)
-      const run = Effect.map(Effect.suspend(() => store.txn(r)), (res) => txnResponse(header, res))
+      const run = Effect.map(
+        Effect.suspend(() => store.txn(r)),
+        (res) => txnResponse(header, res)
+      )
       if (!needsAuth(guard, call)) return quotaFirst(costTxn(req), run)
       return quotaFirst(
         costTxn(req),

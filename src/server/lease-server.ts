@@ -55,19 +55,20 @@ export const makeLeaseService = (
   LeaseTimeToLive: runner.unary("LeaseTimeToLive", (req, call) =>
     (req.keys && guard.store.enabled
       ? authInfoGrpc(guard, call).pipe(
-        Effect.flatMap((ai) =>
-          ai === undefined
-            ? Effect.fail(AuthErrors.userEmpty.grpc())
-            : Effect.flatMap(lessor.timeToLive({ id: toBigInt(req.ID), keys: true }), (r) => {
-              for (const key of r.keys) {
-                const e = guard.store.isRangePermitted(ai, key, undefined)
-                if (e !== undefined) return Effect.fail(e.grpc())
-              }
-              return Effect.void
-            })
+          Effect.flatMap((ai) =>
+            ai === undefined
+              ? Effect.fail(AuthErrors.userEmpty.grpc())
+              : Effect.flatMap(lessor.timeToLive({ id: toBigInt(req.ID), keys: true }), (r) => {
+                  for (const key of r.keys) {
+                    const e = guard.store.isRangePermitted(ai, key, undefined)
+                    if (e !== undefined) return Effect.fail(e.grpc())
+                  }
+                  return Effect.void
+                })
+          )
         )
-      )
-      : Effect.void).pipe(
+      : Effect.void
+    ).pipe(
       Effect.zipRight(Effect.suspend(() => lessor.timeToLive({ id: toBigInt(req.ID), keys: req.keys }))),
       Effect.map((r) => ({
         header: header(r.header.revision),
@@ -76,19 +77,23 @@ export const makeLeaseService = (
         ...(r.grantedTTL === 0 ? {} : { grantedTTL: r.grantedTTL }),
         ...(r.keys.length === 0 ? {} : { keys: r.keys })
       }))
-    )),
+    )
+  ),
 
   LeaseLeases: runner.unary("LeaseLeases", () =>
     Effect.map(lessor.leases, (r) => ({
       header: header(r.header.revision),
       leases: r.leases.map((l) => ({ ID: l.id }))
-    }))),
+    }))
+  ),
 
   LeaseKeepAlive: runner.bidi("LeaseKeepAlive", (call) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       while (true) {
         const batch = yield* readBatch<LeaseKeepAliveRequest>(call).pipe(
-          Effect.mapError((e) => e instanceof EtcdError ? e : new EtcdError({ code: GrpcCode.Canceled, message: "context canceled" }))
+          Effect.mapError((e) =>
+            e instanceof EtcdError ? e : new EtcdError({ code: GrpcCode.Canceled, message: "context canceled" })
+          )
         )
         if (batch === null) return
         const out: Array<LeaseKeepAliveResponseInit> = []
@@ -98,5 +103,6 @@ export const makeLeaseService = (
         }
         yield* writeAll(call, out)
       }
-    }))
+    })
+  )
 })

@@ -18,8 +18,9 @@ export const listenError = (addr: ListenAddress, cause: unknown): ServeError => 
   const code = typeof cause === "object" && cause !== null && "code" in cause ? cause.code : undefined
   return new ServeError({
     reason: "Listen",
-    message: code === "EADDRINUSE"
-      ? `listen tcp ${addr.host}:${addr.port}: bind: address already in use`
-      : `listen tcp ${addr.host}:${addr.port}: ${errorText(cause).split("\n")[0]}`
+    message:
+      code === "EADDRINUSE"
+        ? `listen tcp ${addr.host}:${addr.port}: bind: address already in use`
+        : `listen tcp ${addr.host}:${addr.port}: ${errorText(cause).split("\n")[0]}`
   })
 }

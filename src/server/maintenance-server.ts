@@ -73,76 +73,83 @@ export const makeMaintenanceService = (
     )
   }
   return {
-  Status: runner.unary<AnyRequest, object>("Status", () =>
-    Effect.sync(() => {
-      const rev = store.rev()
-      return {
-        header: header(rev),
-        version: API_VERSION,
-        dbSize: backend.sizeBytes(),
-        leader: member.identity.memberId,
-        raftIndex: rev,
-        raftTerm: member.identity.raftTerm,
-        raftAppliedIndex: rev,
-        dbSizeInUse: backend.sizeInUseBytes(),
-        errors: alarms.list(AlarmType.NONE).map(alarmText)
-      }
-    })),
-
-  Alarm: runner.unary<AnyRequest, object>("Alarm", (req, call) =>
-    Effect.zipRight(
-      needsAuth(guard, call) ? Effect.asVoid(authInfoGrpc(guard, call)) : Effect.void,
-      Effect.suspend(() => {
-        const type = Number(req["alarm"] ?? 0)
-        const memberID = String(req["memberID"] ?? "0")
-        const answer = (list: ReadonlyArray<AlarmMember>) => ({ header: header(store.rev()), alarms: list })
-        const one = (m: AlarmMember | undefined) => answer(m === undefined ? [] : [m])
-        switch (Number(req["action"] ?? 0)) {
-          case 1:
-            return alarms.activate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
-          case 2:
-            return alarms.deactivate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
-          default:
-            return Effect.succeed(answer(alarms.list(type)))
+    Status: runner.unary<AnyRequest, object>("Status", () =>
+      Effect.sync(() => {
+        const rev = store.rev()
+        return {
+          header: header(rev),
+          version: API_VERSION,
+          dbSize: backend.sizeBytes(),
+          leader: member.identity.memberId,
+          raftIndex: rev,
+          raftTerm: member.identity.raftTerm,
+          raftAppliedIndex: rev,
+          dbSizeInUse: backend.sizeInUseBytes(),
+          errors: alarms.list(AlarmType.NONE).map(alarmText)
         }
       })
-    )),
+    ),
 
-  // etcd answers an empty DefragmentResponse (no header)
-  Defragment: runner.unary<AnyRequest, object>("Defragment", (_req, call) =>
-    Effect.zipRight(adminOnly(call), Effect.mapError(backend.defragment, backendFailure)).pipe(
-      Effect.as({})
-    )),
+    Alarm: runner.unary<AnyRequest, object>("Alarm", (req, call) =>
+      Effect.zipRight(
+        needsAuth(guard, call) ? Effect.asVoid(authInfoGrpc(guard, call)) : Effect.void,
+        Effect.suspend(() => {
+          const type = Number(req["alarm"] ?? 0)
+          const memberID = String(req["memberID"] ?? "0")
+          const answer = (list: ReadonlyArray<AlarmMember>) => ({ header: header(store.rev()), alarms: list })
+          const one = (m: AlarmMember | undefined) => answer(m === undefined ? [] : [m])
+          switch (Number(req["action"] ?? 0)) {
+            case 1:
+              return alarms.activate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
+            case 2:
+              return alarms.deactivate(memberID, type).pipe(Effect.mapError(backendFailure), Effect.map(one))
+            default:
+              return Effect.succeed(answer(alarms.list(type)))
+          }
+        })
+      )
+    ),
 
-  Hash: runner.unary<AnyRequest, object>("Hash", (_req, call) =>
-    Effect.zipRight(
-      adminOnly(call),
-      Effect.sync(() => ({ header: header(store.rev()), hash: hashBackend(backend) }))
-    )),
+    // etcd answers an empty DefragmentResponse (no header)
+    Defragment: runner.unary<AnyRequest, object>("Defragment", (_req, call) =>
+      Effect.zipRight(adminOnly(call), Effect.mapError(backend.defragment, backendFailure)).pipe(Effect.as({}))
+    ),
 
-  HashKV: runner.unary<AnyRequest, object>("HashKV", (req, call) =>
-    Effect.zipRight(adminOnly(call), Effect.suspend(() => {
-      const r = hashKV(store, backend, toNumber(req["revision"] as string))
-      if (r instanceof EtcdError) return Effect.fail(r)
-      return Effect.succeed({
-        header: header(r.currentRevision),
-        hash: r.hash,
-        compact_revision: r.compactRevision,
-        hash_revision: r.hashRevision
+    Hash: runner.unary<AnyRequest, object>("Hash", (_req, call) =>
+      Effect.zipRight(
+        adminOnly(call),
+        Effect.sync(() => ({ header: header(store.rev()), hash: hashBackend(backend) }))
+      )
+    ),
+
+    HashKV: runner.unary<AnyRequest, object>("HashKV", (req, call) =>
+      Effect.zipRight(
+        adminOnly(call),
+        Effect.suspend(() => {
+          const r = hashKV(store, backend, toNumber(req["revision"] as string))
+          if (r instanceof EtcdError) return Effect.fail(r)
+          return Effect.succeed({
+            header: header(r.currentRevision),
+            hash: r.hash,
+            compact_revision: r.compactRevision,
+            hash_revision: r.hashRevision
+          })
+        })
+      )
+    ),
+
+    Snapshot: runner.serverStream<AnyRequest, object>("Snapshot", (call) =>
+      Effect.gen(function* () {
+        yield* adminOnly(call)
+        const rev = store.rev()
+        const data = yield* Effect.mapError(backend.snapshot, backendFailure)
+        const hdr = header(rev)
+        for (let off = 0; off < data.byteLength; off += SNAPSHOT_CHUNK_BYTES) {
+          const blob = data.subarray(off, Math.min(off + SNAPSHOT_CHUNK_BYTES, data.byteLength))
+          yield* writeAll(call, [{ header: hdr, remaining_bytes: data.byteLength - off - blob.byteLength, blob }])
+        }
       })
-    }))),
-
-  Snapshot: runner.serverStream<AnyRequest, object>("Snapshot", (call) =>
-    Effect.gen(function*() {
-      yield* adminOnly(call)
-      const rev = store.rev()
-      const data = yield* Effect.mapError(backend.snapshot, backendFailure)
-      const hdr = header(rev)
-      for (let off = 0; off < data.byteLength; off += SNAPSHOT_CHUNK_BYTES) {
-        const blob = data.subarray(off, Math.min(off + SNAPSHOT_CHUNK_BYTES, data.byteLength))
-        yield* writeAll(call, [{ header: hdr, remaining_bytes: data.byteLength - off - blob.byteLength, blob }])
-      }
-    }))
+    )
   }
 }
 
@@ -159,5 +166,6 @@ export const makeClusterService = (runner: CallRunner, member: MemberInfo, heade
           clientURLs: member.clientUrls
         }
       ]
-    })))
+    }))
+  )
 })

@@ -45,13 +45,14 @@ export const decodeIdentity = (bytes: Uint8Array): MemberIdentity | undefined =>
 }
 
 /** Reads (or creates) the identity, advances the term, and waits until that is durable. */
-export const startMember: Effect.Effect<MemberIdentity, BackendError, Backend> = Effect.gen(function*() {
+export const startMember: Effect.Effect<MemberIdentity, BackendError, Backend> = Effect.gen(function* () {
   const backend = yield* Backend
   const stored = backend.get("meta", MEMBER_KEY)
   const previous = stored === undefined ? undefined : decodeIdentity(stored)
-  const identity: MemberIdentity = previous === undefined
-    ? { clusterId: randomId(), memberId: randomId(), raftTerm: FIRST_TERM }
-    : { ...previous, raftTerm: previous.raftTerm + 1n }
+  const identity: MemberIdentity =
+    previous === undefined
+      ? { clusterId: randomId(), memberId: randomId(), raftTerm: FIRST_TERM }
+      : { ...previous, raftTerm: previous.raftTerm + 1n }
   yield* backend.write([{ bucket: "meta", key: MEMBER_KEY, value: encodeIdentity(identity) }])
   return identity
 })

@@ -13,11 +13,7 @@ import * as path from "node:path"
 
 const tlv = (tag: number, body: Uint8Array): Buffer => {
   const n = body.length
-  const len = n < 0x80
-    ? Buffer.from([n])
-    : n < 0x100
-    ? Buffer.from([0x81, n])
-    : Buffer.from([0x82, n >> 8, n & 0xff])
+  const len = n < 0x80 ? Buffer.from([n]) : n < 0x100 ? Buffer.from([0x81, n]) : Buffer.from([0x82, n >> 8, n & 0xff])
   return Buffer.concat([Buffer.from([tag]), len, body])
 }
 const seq = (...items: ReadonlyArray<Uint8Array>) => tlv(0x30, Buffer.concat(items))
@@ -51,11 +47,13 @@ const ipBytes = (ip: string): Buffer => {
   const h = head === "" ? [] : head.split(":")
   const t = tail === undefined || tail === "" ? [] : tail.split(":")
   const groups = [...h, ...Array<string>(8 - h.length - t.length).fill("0"), ...t]
-  return Buffer.concat(groups.map((g) => {
-    const b = Buffer.alloc(2)
-    b.writeUInt16BE(parseInt(g, 16))
-    return b
-  }))
+  return Buffer.concat(
+    groups.map((g) => {
+      const b = Buffer.alloc(2)
+      b.writeUInt16BE(parseInt(g, 16))
+      return b
+    })
+  )
 }
 
 const ECDSA_SHA256 = "1.2.840.10045.4.3.2"

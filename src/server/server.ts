@@ -87,10 +87,7 @@ export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer
 const closeServer = (server: grpc.Server, timeout: Duration.DurationInput): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     server.tryShutdown(() => resume(Effect.void))
-  }).pipe(
-    Effect.timeoutOption(timeout),
-    Effect.zipRight(Effect.sync(() => server.forceShutdown()))
-  )
+  }).pipe(Effect.timeoutOption(timeout), Effect.zipRight(Effect.sync(() => server.forceShutdown())))
 
 /**
  * etcd's transport flags as grpc-js server options: --grpc-keepalive-interval/-timeout (the
@@ -114,7 +111,7 @@ export const layerServer = (
 ): Layer.Layer<EtcdServer, ServeError | BackendError, MvccStore | WatchableStore | Lessor | Backend | AuthStore> =>
   Layer.scoped(
     EtcdServer,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const addrs: Array<ListenAddress> = []
       for (const url of config.listenClientUrls) {
         const a = parseClientUrl(url)
@@ -185,7 +182,10 @@ export const layerServer = (
         const checked = withUnmarshalChecks(base, packageDefinition) as grpc.ServiceDefinition
         const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(checked["Watch"]!) } : checked
         server.addService(definition, {
-          ...refuseMalformed(definition, grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl))) as grpc.UntypedServiceImplementation,
+          ...(refuseMalformed(
+            definition,
+            grpcMetrics.countUnimplemented(unimplementedHandlers(name, definition, impl))
+          ) as grpc.UntypedServiceImplementation),
           ...(impl as grpc.UntypedServiceImplementation)
         })
       }
@@ -212,10 +212,14 @@ export const layerServer = (
       const ports: Array<number> = []
       const listeners: Array<{ readonly close: () => void }> = []
       for (const addr of addrs) {
-        const listener = yield* listenClient(addr, {
-          grpc: (socket) => injector.injectConnection(socket),
-          http1: http1.accept
-        }, addr.https ? tlsSource : undefined)
+        const listener = yield* listenClient(
+          addr,
+          {
+            grpc: (socket) => injector.injectConnection(socket),
+            http1: http1.accept
+          },
+          addr.https ? tlsSource : undefined
+        )
         listeners.push(listener)
         ports.push(listener.port)
         endpoints.push(`${addr.host}:${listener.port}`)
@@ -277,9 +281,12 @@ export const makeTokenProvider = (config: ServerConfig): Effect.Effect<TokenProv
 /** The auth store of a member (replayed from the backend), with the configured token provider. */
 export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeError, Backend> =>
   Layer.unwrapEffect(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (!Number.isInteger(config.bcryptCost) || config.bcryptCost < 4 || config.bcryptCost > 31) {
-        return yield* new ServeError({ reason: "BadConfig", message: `--bcrypt-cost ${config.bcryptCost}: must be in 4..31` })
+        return yield* new ServeError({
+          reason: "BadConfig",
+          message: `--bcrypt-cost ${config.bcryptCost}: must be in 4..31`
+        })
       }
       const tokenProvider = yield* makeTokenProvider(config)
       return authStoreLayer({ tokenProvider, bcryptCost: config.bcryptCost })
@@ -289,7 +296,9 @@ export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeErr
 /** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor, auth. */
 const memberServices = (config: ServerConfig) => {
   const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
-  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps })))
+  const store = kvStoreLayer.pipe(
+    Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps }))
+  )
   return Layer.mergeAll(watchableLayer, lessorLayer, layerAuth(config)).pipe(
     Layer.provideMerge(store),
     Layer.provideMerge(backend)
@@ -302,13 +311,18 @@ const memberServices = (config: ServerConfig) => {
  */
 export const layerMember = (
   options: Partial<ServerConfig> = {}
-): Layer.Layer<EtcdServer | MvccStore | WatchableStore | Lessor | Backend | AuthStore, ServeError | BackendError | RecoveryError> => {
+): Layer.Layer<
+  EtcdServer | MvccStore | WatchableStore | Lessor | Backend | AuthStore,
+  ServeError | BackendError | RecoveryError
+> => {
   const config: ServerConfig = { ...defaultServerConfig, ...options }
   return layerServer(config).pipe(Layer.provideMerge(memberServices(config)))
 }
 
 /** The whole member, exposing only the server. */
-export const layer = (options: Partial<ServerConfig> = {}): Layer.Layer<EtcdServer, ServeError | BackendError | RecoveryError> => {
+export const layer = (
+  options: Partial<ServerConfig> = {}
+): Layer.Layer<EtcdServer, ServeError | BackendError | RecoveryError> => {
   const config: ServerConfig = { ...defaultServerConfig, ...options }
   return layerServer(config).pipe(Layer.provide(memberServices(config)))
 }

@@ -66,7 +66,10 @@ export const TLS13_SUITES = "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_C
 const VERSIONS: ReadonlyArray<TlsVersionName> = ["TLS1.2", "TLS1.3"]
 
 /** --tls-min-version / --tls-max-version ("" is the default), or `{ error }` with the line to print. */
-export const parseTlsVersion = (flag: string, value: string): TlsVersionName | undefined | { readonly error: string } => {
+export const parseTlsVersion = (
+  flag: string,
+  value: string
+): TlsVersionName | undefined | { readonly error: string } => {
   if (value === "") return undefined
   if ((VERSIONS as ReadonlyArray<string>).includes(value)) return value as TlsVersionName
   return { error: `unexpected TLS version ${JSON.stringify(value)} for --${flag} (must be one of: TLS1.2, TLS1.3)` }
@@ -74,7 +77,10 @@ export const parseTlsVersion = (flag: string, value: string): TlsVersionName | u
 
 /** --cipher-suites (comma-separated Go names); an error line for an unknown one, as etcd words it. */
 export const parseCipherSuites = (value: string): ReadonlyArray<string> | string => {
-  const names = value.split(",").map((s) => s.trim()).filter((s) => s !== "")
+  const names = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
   for (const n of names) if (!(n in CIPHER_SUITES)) return `unexpected TLS cipher suite ${JSON.stringify(n)}`
   return names
 }

@@ -33,9 +33,10 @@ const stamp = (file: string | undefined): string => {
 
 /** Builds the options from the files; throws when a file is missing or not PEM of the right kind. */
 const build = (config: ClientTlsConfig, files: TlsFiles): tls.TlsOptions => {
-  const ciphers = config.cipherSuites.length === 0
-    ? undefined
-    : `${TLS13_SUITES}:${config.cipherSuites.map((n) => CIPHER_SUITES[n]!).join(":")}`
+  const ciphers =
+    config.cipherSuites.length === 0
+      ? undefined
+      : `${TLS13_SUITES}:${config.cipherSuites.map((n) => CIPHER_SUITES[n]!).join(":")}`
   return {
     cert: fs.readFileSync(files.certFile),
     key: fs.readFileSync(files.keyFile),
@@ -96,4 +97,3 @@ export const makeTlsSource = (
 
 const messageOf = (e: unknown): string =>
   typeof e === "object" && e !== null && "message" in e && typeof e.message === "string" ? e.message : String(e)
-

@@ -34,7 +34,13 @@ interface FieldRule {
 type Width = "bool" | "int32" | "uint32" | "64"
 
 const widthOf = (type: string): Width =>
-  type === "TYPE_BOOL" ? "bool" : type === "TYPE_INT32" || type === "TYPE_ENUM" ? "int32" : type === "TYPE_UINT32" ? "uint32" : "64"
+  type === "TYPE_BOOL"
+    ? "bool"
+    : type === "TYPE_INT32" || type === "TYPE_ENUM"
+      ? "int32"
+      : type === "TYPE_UINT32"
+        ? "uint32"
+        : "64"
 
 export interface MessageRule {
   readonly name: string
@@ -434,13 +440,16 @@ export class MalformedRequest {
  * stream, the reader ends the call with it (grpc-bridge.ts `readBatch`), as grpc-go's Recv does.
  */
 export const withUnmarshalChecks = (
-  definition: Record<string, {
-    readonly path: string
-    readonly requestStream: boolean
-    readonly responseStream: boolean
-    readonly requestDeserialize: (b: Buffer) => unknown
-    readonly requestType?: { readonly type?: { readonly name?: string } }
-  }>,
+  definition: Record<
+    string,
+    {
+      readonly path: string
+      readonly requestStream: boolean
+      readonly responseStream: boolean
+      readonly requestDeserialize: (b: Buffer) => unknown
+      readonly requestType?: { readonly type?: { readonly name?: string } }
+    }
+  >,
   packageDefinition: protoLoader.PackageDefinition
 ): typeof definition => {
   const rules = makeRules(packageDefinition)

@@ -46,12 +46,14 @@ const byteLength = (b: Uint8Array | null | undefined): number | undefined =>
 export const keyValueSize = (kv: KeyValueInit): number => {
   const key = byteLength(kv.key)
   const value = byteLength(kv.value)
-  return (key === undefined ? 0 : bytesField(key)) +
+  return (
+    (key === undefined ? 0 : bytesField(key)) +
     int64Field(kv.create_revision) +
     int64Field(kv.mod_revision) +
     int64Field(kv.version) +
     (value === undefined ? 0 : bytesField(value)) +
     int64Field(kv.lease)
+  )
 }
 
 export const eventSize = (ev: EventInit): number =>

@@ -32,12 +32,7 @@ import { Cause, type Chunk, Deferred, Duration, Effect, Exit, Mailbox, Random, t
 import { EtcdError, Errors } from "../errors.js"
 import { isCreate } from "../mvcc/key-value.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
-import type {
-  EventInit,
-  WatchCreateRequest,
-  WatchRequest,
-  WatchResponseInit
-} from "../proto/messages.js"
+import type { EventInit, WatchCreateRequest, WatchRequest, WatchResponseInit } from "../proto/messages.js"
 import type { WatchServer } from "../proto/services.js"
 import type { WatchableStoreShape } from "../watch/watchable-store.js"
 import type { WatchStream } from "../watch/watch-stream.js"
@@ -244,7 +239,10 @@ export class StreamState {
 
 /** A fiber of a watch stream stopped on a defect; the defect is its `cause`. */
 export class WatchStreamDefect extends Error {
-  constructor(readonly fiber: string, cause: unknown) {
+  constructor(
+    readonly fiber: string,
+    cause: unknown
+  ) {
     super(`watch stream ${fiber} fiber: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
     this.name = "WatchStreamDefect"
   }
@@ -259,13 +257,12 @@ const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Arr
   return { key, end: raw }
 }
 
-
 /** One Watch stream; ends when the call's fiber is interrupted, or fails when it cannot go on. */
 export const serverWatchStream = (
   call: grpc.ServerDuplexStream<WatchRequest, WatchResponseInit>,
   deps: WatchServerDeps
 ): Effect.Effect<void, EtcdError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { header, store } = deps
     const scope = yield* Effect.scope
     const ws: WatchStream = yield* deps.watchable.newWatchStream
@@ -293,9 +290,10 @@ export const serverWatchStream = (
       Effect.onExit(loop, (exit) =>
         Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
           ? Deferred.failCause(ended, Cause.die(new WatchStreamDefect(name, Cause.squash(exit.cause))))
-          : Effect.void)
+          : Effect.void
+      )
 
-    const ticker = Effect.gen(function*() {
+    const ticker = Effect.gen(function* () {
       const jitter = yield* Random.nextIntBetween(0, Math.max(1, Math.floor(interval / 10)))
       while (true) {
         yield* Effect.sleep(Duration.millis(interval + jitter))
@@ -325,35 +323,37 @@ export const serverWatchStream = (
           })
         }
         const { key, end } = normaliseRange(c)
-        return ws.watch({
-          id: toWatchId(c.watch_id),
-          key,
-          end,
-          startRev,
-          filters: c.filters as ReadonlyArray<FilterType>,
-          prevKv: c.prev_kv
-        }).pipe(
-          Effect.matchEffect({
-            onFailure: (e) =>
-              ctrl(INVALID_WATCH_ID, "failed", {
-                header: header(ws.rev()),
-                watch_id: INVALID_WATCH_ID,
-                created: true,
-                canceled: true,
-                cancel_reason: e.message
-              }),
-            onSuccess: (id) => {
-              if (c.progress_notify) state.progress.set(id, true)
-              if (c.fragment) state.fragment.add(id)
-              const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), created: true }
-              if (id !== 0) response.watch_id = id
-              const announce = ctrl(id, "created", response)
-              if (!c.progress_notify || tickerStarted) return announce
-              tickerStarted = true
-              return Effect.zipRight(Effect.forkIn(supervised("ticker", ticker), scope), announce)
-            }
+        return ws
+          .watch({
+            id: toWatchId(c.watch_id),
+            key,
+            end,
+            startRev,
+            filters: c.filters as ReadonlyArray<FilterType>,
+            prevKv: c.prev_kv
           })
-        )
+          .pipe(
+            Effect.matchEffect({
+              onFailure: (e) =>
+                ctrl(INVALID_WATCH_ID, "failed", {
+                  header: header(ws.rev()),
+                  watch_id: INVALID_WATCH_ID,
+                  created: true,
+                  canceled: true,
+                  cancel_reason: e.message
+                }),
+              onSuccess: (id) => {
+                if (c.progress_notify) state.progress.set(id, true)
+                if (c.fragment) state.fragment.add(id)
+                const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), created: true }
+                if (id !== 0) response.watch_id = id
+                const announce = ctrl(id, "created", response)
+                if (!c.progress_notify || tickerStarted) return announce
+                tickerStarted = true
+                return Effect.zipRight(Effect.forkIn(supervised("ticker", ticker), scope), announce)
+              }
+            })
+          )
       })
 
     const cancel = (rawId: string): Effect.Effect<void> =>
@@ -390,7 +390,7 @@ export const serverWatchStream = (
       }
     }
 
-    const recvLoop = Effect.gen(function*() {
+    const recvLoop = Effect.gen(function* () {
       while (true) {
         const batch = yield* readBatch(call)
         // End of the inbound side: the stream keeps serving until the client cancels it.
@@ -402,7 +402,7 @@ export const serverWatchStream = (
       Effect.catchAll((e) => Deferred.fail(ended, e instanceof EtcdError ? e : Errors.watchCanceled()))
     )
 
-    const pump = Effect.gen(function*() {
+    const pump = Effect.gen(function* () {
       while (true) {
         yield* channelReady.await
         channelReady.unsafeClose()
@@ -414,7 +414,7 @@ export const serverWatchStream = (
 
     const sink = frameSink(call)
     const out = new FrameWriter()
-    const sendLoop = Effect.gen(function*() {
+    const sendLoop = Effect.gen(function* () {
       while (true) {
         const [items] = yield* inbox.takeAll
         let channelBatch = false

@@ -9,7 +9,13 @@
  * (control responses, fragments) go through the proto-loader serializer into the same buffer.
  */
 import { isCreate, type Event, type KeyValue } from "../mvcc/key-value.js"
-import { encodeKeyValue, putVarintBig, putVarintNum as putVarint, varintSizeBig, varintSizeNum } from "../mvcc/kv-codec.js"
+import {
+  encodeKeyValue,
+  putVarintBig,
+  putVarintNum as putVarint,
+  varintSizeBig,
+  varintSizeNum
+} from "../mvcc/kv-codec.js"
 import type { ResponseHeaderInit, WatchResponseInit } from "../proto/messages.js"
 import type { WatchId, WatchResponse } from "../watch/watcher.js"
 import type { MakeHeader } from "./header.js"
@@ -72,7 +78,11 @@ export const encodeHeaderField = (h: ResponseHeaderInit): Uint8Array => {
 export const encodeEventField = (ev: Event, prevKv: KeyValue | undefined): Uint8Array => {
   const kv = encodeKeyValue(ev.kv)
   const prev = prevKv === undefined ? undefined : encodeKeyValue(prevKv)
-  const body = (ev.type !== 0 ? 2 : 0) + 1 + varintSizeNum(kv.length) + kv.length +
+  const body =
+    (ev.type !== 0 ? 2 : 0) +
+    1 +
+    varintSizeNum(kv.length) +
+    kv.length +
     (prev === undefined ? 0 : 1 + varintSizeNum(prev.length) + prev.length)
   const b = new Uint8Array(1 + varintSizeNum(body) + body)
   b[0] = TAG_EVENTS
@@ -303,10 +313,7 @@ export class WatchResponseEncoder {
   response(out: FrameWriter, r: WatchResponse, prev: PrevKvLookup | undefined): void {
     const head = this.headerField(r.revision)
     if (r.compactRevision !== 0) {
-      const tail = concat([
-        Uint8Array.of(TAG_CANCELED, 1, TAG_COMPACT_REVISION),
-        int64Varint(r.compactRevision)
-      ])
+      const tail = concat([Uint8Array.of(TAG_CANCELED, 1, TAG_COMPACT_REVISION), int64Varint(r.compactRevision)])
       out.response(head, r.watchId, tail)
       return
     }

@@ -86,14 +86,14 @@ export const defaultVictimsConfig: VictimsConfig = { retryPeriod: Duration.milli
 
 /** The victims over the groups and store in context; the loop lives in the caller's scope. */
 const make = (config: VictimsConfig): Effect.Effect<VictimsShape, never, WatcherGroups | MvccStore | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { synced, unsynced } = yield* WatcherGroups
     const store = yield* MvccStore
     const batches = new VictimBatches()
     const signal = yield* Effect.makeLatch(false)
     const moveVictims = (): number => batches.retry(store.rev, synced, unsynced)
 
-    const syncVictimsLoop = Effect.gen(function*() {
+    const syncVictimsLoop = Effect.gen(function* () {
       const period = Duration.decode(config.retryPeriod)
       while (true) {
         moveVictims()

@@ -192,7 +192,7 @@ class SyncRound {
 export const make = (
   options: Partial<WatchableStoreConfig> = {}
 ): Effect.Effect<WatchableStoreShape, never, MvccStore | WatcherGroups | Victims | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const config: WatchableStoreConfig = { ...defaultWatchableStoreConfig, ...options }
     const store = yield* MvccStore
     const { synced, unsynced } = yield* WatcherGroups
@@ -237,28 +237,18 @@ export const make = (
 
     // Rounds span yields: one at a time, whether the loop or a direct call runs it.
     const roundLock = yield* Effect.makeSemaphore(1)
-    const syncRound: Effect.Effect<boolean> = Effect.gen(function*() {
+    const syncRound: Effect.Effect<boolean> = Effect.gen(function* () {
       const curRev = store.rev()
       const compactRev = store.compactRevision()
       const { group, minRev, compacted } = unsynced.choose(config.maxWatchersPerSync, curRev, compactRev)
       if (group.size === 0) return compacted > 0
-      const round = new SyncRound(
-        store,
-        config,
-        group,
-        minRev,
-        compactRev,
-        compacted > 0,
-        synced,
-        unsynced,
-        victims
-      )
+      const round = new SyncRound(store, config, group, minRev, compactRev, compacted > 0, synced, unsynced, victims)
       while (!round.step()) yield* yieldToIo
       return round.progressed
     })
     const syncWatchers = roundLock.withPermits(1)(syncRound)
 
-    const syncWatchersLoop = Effect.gen(function*() {
+    const syncWatchersLoop = Effect.gen(function* () {
       const period = Duration.decode(config.watchResyncPeriod)
       while (true) {
         const started = yield* Clock.currentTimeMillis
@@ -372,7 +362,8 @@ export const make = (
 /** The store proper over the `WatcherGroups` and `Victims` in context (each provided on its own). */
 export const layerOver = (
   options: Partial<WatchableStoreConfig> = {}
-): Layer.Layer<WatchableStore, never, MvccStore | WatcherGroups | Victims> => Layer.scoped(WatchableStore, make(options))
+): Layer.Layer<WatchableStore, never, MvccStore | WatcherGroups | Victims> =>
+  Layer.scoped(WatchableStore, make(options))
 
 /**
  * The watchable store with etcd's constants, composed of its services (new groups and victims for

@@ -35,6 +35,7 @@ describe("benchmarks have one home per purpose", () => {
     const scripts: Record<string, string> = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")).scripts
     const benchScripts = Object.entries(scripts).filter(([name]) => name.startsWith("bench:"))
     expect(benchScripts.length).toBeGreaterThan(0)
-    for (const [name, command] of benchScripts) expect([name, command]).toEqual([name, expect.stringContaining("dist/benchmarks/")])
+    for (const [name, command] of benchScripts)
+      expect([name, command]).toEqual([name, expect.stringContaining("dist/benchmarks/")])
   })
 })

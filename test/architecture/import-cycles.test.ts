@@ -50,10 +50,19 @@ export const findCycles = (graph: Map<string, Array<string>>): Array<Array<strin
 
 describe("imports in src/ are one-way", () => {
   it("the detector finds a planted cycle", () => {
-    const g = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])
+    const g = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a"]],
+      ["d", ["a"]]
+    ])
     expect(findCycles(g)).toEqual([["a", "b", "c", "a"]])
-    expect(staticImports("/x/y.ts", 'import type { A } from "./a.js"\nexport * from "../b.js"\nconst m = await import("./c.js")'))
-      .toEqual(["/x/a.ts", "/b.ts"])
+    expect(
+      staticImports(
+        "/x/y.ts",
+        'import type { A } from "./a.js"\nexport * from "../b.js"\nconst m = await import("./c.js")'
+      )
+    ).toEqual(["/x/a.ts", "/b.ts"])
   })
 
   it("src/ has no import cycle", () => {

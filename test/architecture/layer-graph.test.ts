@@ -52,7 +52,11 @@ export const layersInSource = (): Array<LayerNode> => {
     const args = checker.getTypeArguments(type as ts.TypeReference)
     if (args.length !== 3) return undefined
     const names = (t: ts.Type): Array<string> =>
-      t.flags & ts.TypeFlags.Never ? [] : t.isUnion() ? t.types.flatMap(names) : [t.symbol?.name ?? checker.typeToString(t)]
+      t.flags & ts.TypeFlags.Never
+        ? []
+        : t.isUnion()
+          ? t.types.flatMap(names)
+          : [t.symbol?.name ?? checker.typeToString(t)]
     return [names(args[0]!).sort(), names(args[2]!).sort()]
   }
   const out: Array<LayerNode> = []
@@ -70,7 +74,8 @@ export const layersInSource = (): Array<LayerNode> => {
       } else if (ts.isClassDeclaration(statement) && statement.name !== undefined && exported(statement)) {
         for (const m of statement.members) {
           const isStatic = ts.getCombinedModifierFlags(m) & ts.ModifierFlags.Static
-          if (isStatic && ts.isPropertyDeclaration(m) && ts.isIdentifier(m.name)) add(`${statement.name.text}.${m.name.text}`, m.name)
+          if (isStatic && ts.isPropertyDeclaration(m) && ts.isIdentifier(m.name))
+            add(`${statement.name.text}.${m.name.text}`, m.name)
         }
       }
     }
@@ -102,13 +107,16 @@ export const parseGraph = (mermaid: string): Array<LayerNode> => {
     labels.set(m[1]!, m[2]!)
     layerIds.add(m[1]!)
   }
-  const nodes = new Map([...layerIds].map((id) => [id, { provides: [] as Array<string>, requires: [] as Array<string> }]))
+  const nodes = new Map(
+    [...layerIds].map((id) => [id, { provides: [] as Array<string>, requires: [] as Array<string> }])
+  )
   for (const m of mermaid.matchAll(/^\s*(\w+)\s*(-->|-\.->)\s*(\w+)\s*$/gm)) {
     const [, from, arrow, to] = m
     if (arrow === "-->") nodes.get(from!)?.provides.push(labels.get(to!) ?? `?${to}`)
     else nodes.get(to!)?.requires.push(labels.get(from!) ?? `?${from}`)
   }
-  return [...nodes].map(([id, n]) => ({ name: labels.get(id)!, provides: n.provides.sort(), requires: n.requires.sort() }))
+  return [...nodes]
+    .map(([id, n]) => ({ name: labels.get(id)!, provides: n.provides.sort(), requires: n.requires.sort() }))
     .sort((a, b) => (a.name < b.name ? -1 : 1))
 }
 
@@ -131,7 +139,11 @@ describe("docs/architecture.md's Layer graph", () => {
   it("is every Layer of src/ with what it provides and requires", () => {
     const layers = layersInSource()
     // the store's stack is always there: a broken extraction cannot pass as an empty graph
-    expect(layers).toContainEqual({ name: "mvcc/kvstore.ts: layer", provides: ["MvccStore"], requires: ["Backend", "KvStoreConfig"] })
+    expect(layers).toContainEqual({
+      name: "mvcc/kvstore.ts: layer",
+      provides: ["MvccStore"],
+      requires: ["Backend", "KvStoreConfig"]
+    })
     const text = fs.readFileSync(doc, "utf8")
     if (process.env["UPDATE_LAYER_GRAPH"] === "1") {
       const block = docBlock(text)

@@ -20,13 +20,14 @@ describe("lint", () => {
   it("the linter sees a planted defect", async () => {
     // --stdin lints the text as if it were this file's (the type-aware rules need a file of the
     // project), so the planted code never touches the tree
-    const planted = 'export const f = (a: number, b: string) => a == Number(b)\nPromise.resolve(1)\n'
+    const planted = "export const f = (a: number, b: string) => a == Number(b)\nPromise.resolve(1)\n"
     const result = await new Promise<{ code: number; out: string }>((resolve) => {
       const child = execFile(
         path.join(root, "node_modules/.bin/eslint"),
         ["--stdin", "--stdin-filename", "test/architecture/lint.test.ts", "--no-warn-ignored"],
         { cwd: root, timeout: 200_000 },
-        (e, stdout, stderr) => resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, out: stdout + stderr })
+        (e, stdout, stderr) =>
+          resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, out: stdout + stderr })
       )
       child.stdin!.end(planted)
     })
@@ -37,7 +38,13 @@ describe("lint", () => {
 
   it("npm run lint passes: eslint's rules and prettier's format", async () => {
     const result = await run("npm", ["run", "-s", "lint"])
-    expect(result.out.split("\n").filter((l) => /error|warn|\[warn\]/i.test(l) && !/npm warn Unknown user config/.test(l)).slice(0, 40).join("\n")).toBe("")
+    expect(
+      result.out
+        .split("\n")
+        .filter((l) => /error|warn|\[warn\]/i.test(l) && !/npm warn Unknown user config/.test(l))
+        .slice(0, 40)
+        .join("\n")
+    ).toBe("")
     expect(result.code).toBe(0)
   }, 420_000)
 })

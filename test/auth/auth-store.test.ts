@@ -78,8 +78,14 @@ describe("auth store", () => {
       await run(store.roleGrantPermission("r", { permType: 1, key: enc("b"), rangeEnd: enc("c") }))
       await run(store.roleGrantPermission("r", { permType: 2, key: enc("b"), rangeEnd: enc("d") }))
       const perms = store.roleGet("r")
-      expect(Array.isArray(perms) && perms.map((p) => [p.permType, Buffer.from(p.key).toString(), Buffer.from(p.rangeEnd).toString()]))
-        .toEqual([[0, "a", ""], [1, "b", "c"], [2, "b", "d"]])
+      expect(
+        Array.isArray(perms) &&
+          perms.map((p) => [p.permType, Buffer.from(p.key).toString(), Buffer.from(p.rangeEnd).toString()])
+      ).toEqual([
+        [0, "a", ""],
+        [1, "b", "c"],
+        [2, "b", "d"]
+      ])
       // deleting a role takes it from its users
       await run(store.userAdd("u", "pw", false))
       await run(store.userGrantRole("u", "r"))
@@ -91,7 +97,9 @@ describe("auth store", () => {
       expect(await Effect.runPromise(store.authInfoFromToken(token))).toMatchObject({ username: "u" })
       await run(store.userChangePassword("u", "pw2"))
       expect(await Effect.runPromise(store.authInfoFromToken(token))).toBeUndefined()
-      expect(await failure(store.authenticate("u", "pw"))).toBe("etcdserver: authentication failed, invalid user ID or password")
+      expect(await failure(store.authenticate("u", "pw"))).toBe(
+        "etcdserver: authentication failed, invalid user ID or password"
+      )
       expect(await failure(store.authenticate("u", "pw2"))).toBe("ok")
     } finally {
       await close()

@@ -88,7 +88,12 @@ describe("range permissions (etcd's unifiedRangePermissions)", () => {
   it("requests whose end is not after the key, as etcd 3.4 answers them (read on [b, d))", () => {
     const u = unify([{ permType: PermType.READ, key: enc("b"), rangeEnd: enc("d") }])
     const allowed = (k: string, e: string) => rangeOpPermitted(u.read, enc(k), enc(e))
-    expect([allowed("b", "b"), allowed("c", "c"), allowed("c", "b"), allowed("c", "a")]).toEqual([true, true, true, true])
+    expect([allowed("b", "b"), allowed("c", "c"), allowed("c", "b"), allowed("c", "a")]).toEqual([
+      true,
+      true,
+      true,
+      true
+    ])
     expect([allowed("a", "a"), allowed("e", "c"), allowed("d", "d")]).toEqual([false, false, false])
   })
 })

@@ -6,7 +6,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, FastCheck as fc, Fiber, Layer, Scope } from "effect"
 import { afterAll } from "vitest"
-import { Backend, type BackendError, type BackendShape, type BucketName, type WriteOp } from "../../src/backend/backend.js"
+import {
+  Backend,
+  type BackendError,
+  type BackendShape,
+  type BucketName,
+  type WriteOp
+} from "../../src/backend/backend.js"
 import { layerLmdb } from "../../src/backend/lmdb.js"
 import { layerMemory } from "../../src/backend/memory.js"
 import { decodeSnapshot } from "../../src/backend/snapshot-format.js"
@@ -33,7 +39,7 @@ const freshDir = () => `${root}/d${dirSeq++}`
 
 /** Opens a backend in its own scope, so a test can close and reopen it. */
 const openScoped = (h: Harness, dir: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const scope = yield* Scope.make()
     const backend = yield* h.open(dir).pipe(Scope.extend(scope))
     return { backend, close: Scope.close(scope, Exit.void) }
@@ -43,8 +49,12 @@ const b = (...xs: Array<number>) => Uint8Array.from(xs)
 const op = (bucket: BucketName, key: Uint8Array, value: Uint8Array | undefined): WriteOp => ({ bucket, key, value })
 
 // Small alphabets make collisions, shared prefixes and boundary bytes likely.
-const keyArb = fc.array(fc.constantFrom(0x00, 0x01, 0x02, 0x61, 0x7f, 0x80, 0xff), { minLength: 1, maxLength: 3 }).map((a) => Uint8Array.from(a))
-const boundArb = fc.array(fc.constantFrom(0x00, 0x01, 0x61, 0x80, 0xff), { minLength: 0, maxLength: 3 }).map((a) => Uint8Array.from(a))
+const keyArb = fc
+  .array(fc.constantFrom(0x00, 0x01, 0x02, 0x61, 0x7f, 0x80, 0xff), { minLength: 1, maxLength: 3 })
+  .map((a) => Uint8Array.from(a))
+const boundArb = fc
+  .array(fc.constantFrom(0x00, 0x01, 0x61, 0x80, 0xff), { minLength: 0, maxLength: 3 })
+  .map((a) => Uint8Array.from(a))
 const bucketArb = fc.constantFrom<BucketName>("key", "meta", "lease")
 const opArb = fc.record({
   bucket: bucketArb,
@@ -84,10 +94,12 @@ const checkAgainstModel = (backend: BackendShape, model: Model, q: Query | undef
     const all = model.range(bucket, new Uint8Array(0), undefined)
     got.push(rangeHex(backend, bucket, new Uint8Array(0), undefined))
     want.push(all)
-    got.push(all.map(([k]) => {
-      const v = backend.get(bucket, Buffer.from(k, "hex"))
-      return [k, v === undefined ? "<absent>" : hex(v)]
-    }))
+    got.push(
+      all.map(([k]) => {
+        const v = backend.get(bucket, Buffer.from(k, "hex"))
+        return [k, v === undefined ? "<absent>" : hex(v)]
+      })
+    )
     want.push(all)
   }
   if (q !== undefined) {
@@ -101,10 +113,11 @@ const checkAgainstModel = (backend: BackendShape, model: Model, q: Query | undef
 for (const h of harnesses) {
   describe(`Backend contract (${h.name})`, () => {
     it.live.prop(
-      "random put/delete batches match a Map model (get, range with start/end/limit)" + (h.persistent ? ", also after reopen" : ""),
+      "random put/delete batches match a Map model (get, range with start/end/limit)" +
+        (h.persistent ? ", also after reopen" : ""),
       [fc.array(stepArb, { minLength: 1, maxLength: 10 }), fc.array(queryArb, { maxLength: 4 })],
       ([steps, finalQueries]) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const dir = freshDir()
           const model = new Model()
           const first = yield* openScoped(h, dir)
@@ -142,26 +155,48 @@ for (const h of harnesses) {
     )
 
     it.live("range treats end as exclusive, limit as a cap, an empty start as the bucket's beginning", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { backend, close } = yield* openScoped(h, freshDir())
-        yield* backend.write([op("key", b(1), b(10)), op("key", b(1, 0), b(11)), op("key", b(2), b(12)), op("meta", b(1), b(99))])
-        expect(rangeHex(backend, "key", b(1), b(2))).toEqual([["01", "0a"], ["0100", "0b"]])
-        expect(rangeHex(backend, "key", new Uint8Array(0), undefined, 2)).toEqual([["01", "0a"], ["0100", "0b"]])
-        expect(rangeHex(backend, "key", b(1, 0), undefined)).toEqual([["0100", "0b"], ["02", "0c"]])
+        yield* backend.write([
+          op("key", b(1), b(10)),
+          op("key", b(1, 0), b(11)),
+          op("key", b(2), b(12)),
+          op("meta", b(1), b(99))
+        ])
+        expect(rangeHex(backend, "key", b(1), b(2))).toEqual([
+          ["01", "0a"],
+          ["0100", "0b"]
+        ])
+        expect(rangeHex(backend, "key", new Uint8Array(0), undefined, 2)).toEqual([
+          ["01", "0a"],
+          ["0100", "0b"]
+        ])
+        expect(rangeHex(backend, "key", b(1, 0), undefined)).toEqual([
+          ["0100", "0b"],
+          ["02", "0c"]
+        ])
         expect(rangeHex(backend, "key", b(2), b(1))).toEqual([])
         expect(rangeHex(backend, "key", b(0), undefined, 0)).toEqual([])
         expect(rangeHex(backend, "lease", new Uint8Array(0), undefined)).toEqual([])
         // A staged delete hides a committed key from range and get; a staged put shows before it.
         const w = backend.write([op("key", b(1, 0), undefined), op("key", b(0, 5), b(7))])
-        expect(rangeHex(backend, "key", new Uint8Array(0), undefined)).toEqual([["0005", "07"], ["01", "0a"], ["02", "0c"]])
+        expect(rangeHex(backend, "key", new Uint8Array(0), undefined)).toEqual([
+          ["0005", "07"],
+          ["01", "0a"],
+          ["02", "0c"]
+        ])
         expect(backend.get("key", b(1, 0))).toBeUndefined()
         yield* w
-        expect(rangeHex(backend, "key", new Uint8Array(0), undefined, 2)).toEqual([["0005", "07"], ["01", "0a"]])
+        expect(rangeHex(backend, "key", new Uint8Array(0), undefined, 2)).toEqual([
+          ["0005", "07"],
+          ["01", "0a"]
+        ])
         yield* close
-      }))
+      })
+    )
 
     it.live("empty values are stored and read back as empty, not as absent", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const dir = freshDir()
         const first = yield* openScoped(h, dir)
         yield* first.backend.write([op("meta", b(5), new Uint8Array(0))])
@@ -173,10 +208,11 @@ for (const h of harnesses) {
           expect(rangeHex(second.backend, "meta", new Uint8Array(0), undefined)).toEqual([["05", ""]])
           yield* second.close
         }
-      }))
+      })
+    )
 
     it.live("a batch with an invalid key fails with WriteFailed and stages nothing", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { backend, close } = yield* openScoped(h, freshDir())
         yield* backend.write([op("key", b(1), b(1))])
         const empty = yield* Effect.exit(backend.write([op("key", b(1), b(2)), op("key", new Uint8Array(0), b(3))]))
@@ -190,14 +226,17 @@ for (const h of harnesses) {
         yield* backend.write([op("lease", new Uint8Array(1978).fill(7), b(4))])
         expect(hex(backend.get("lease", new Uint8Array(1978).fill(7))!)).toBe("04")
         yield* close
-      }))
+      })
+    )
 
     it.live("write Effects complete in staging order", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { backend, close } = yield* openScoped(h, freshDir())
         const writes: Array<Effect.Effect<void, BackendError>> = []
         for (let i = 0; i < 300; i++) {
-          writes.push(backend.write([op("key", b(i >> 8, i & 0xff), b(i & 0xff)), op("meta", b(1), b(i >> 8, i & 0xff))]))
+          writes.push(
+            backend.write([op("key", b(i >> 8, i & 0xff), b(i & 0xff)), op("meta", b(1), b(i >> 8, i & 0xff))])
+          )
           // spread the batches over several commits
           if (i % 37 === 0) yield* tick
         }
@@ -211,17 +250,19 @@ for (const h of harnesses) {
             Effect.tap(w, () =>
               Effect.sync(() => {
                 if (!writes.slice(0, i).every(isDurable)) violations.push(i)
-              })),
+              })
+            ),
           { concurrency: "unbounded", discard: true }
         )
         expect(violations).toEqual([])
         expect(writes.every(isDurable)).toBe(true)
         expect(hex(backend.get("meta", b(1))!)).toBe("012b")
         yield* close
-      }))
+      })
+    )
 
     it.live("flush waits for everything staged; snapshot is a consistent copy including staged batches", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { backend, close } = yield* openScoped(h, freshDir())
         const w = backend.write([op("key", b(1), b(1)), op("lease", b(2), b(2)), op("meta", b(3), b(3))])
         const fiber = yield* Effect.fork(backend.flush)
@@ -240,19 +281,21 @@ for (const h of harnesses) {
         expect(backend.sizeInUseBytes()).toBeGreaterThan(0)
         expect(backend.sizeInUseBytes()).toBeLessThanOrEqual(backend.sizeBytes())
         yield* close
-      }))
+      })
+    )
 
     it.live("after scope close writes fail with Closed", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { backend, close } = yield* openScoped(h, freshDir())
         yield* close
         const exit = yield* Effect.exit(backend.write([op("key", b(1), b(1))]))
         expect(Exit.isFailure(exit) && JSON.stringify(exit.cause).includes("Closed")).toBe(true)
-      }))
+      })
+    )
 
     if (h.persistent) {
       it.live("restart: contents written, then closed, are the same after reopen; close flushes staged batches", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const dir = freshDir()
           const model = new Model()
           const first = yield* openScoped(h, dir)
@@ -277,7 +320,8 @@ for (const h of harnesses) {
           checkAgainstModel(second.backend, model, undefined)
           expect(dumpHex(second.backend).key.length).toBe(1996)
           yield* second.close
-        }))
+        })
+      )
     }
   })
 }

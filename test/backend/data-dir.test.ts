@@ -57,7 +57,7 @@ const deadPid = (): number => {
 
 describe("data dir", () => {
   it.live("a missing dir is created with the layout and marker; reopening finds it ours", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = path.join(freshPath(), "nested", "data")
       const layout = yield* Effect.scoped(openDataDir(dir))
       expect(layout.fresh).toBe(true)
@@ -68,10 +68,11 @@ describe("data dir", () => {
       const again = yield* Effect.scoped(openDataDir(dir))
       expect(again.fresh).toBe(false)
       expect(again.dbPath).toBe(path.join(dir, "member", "snap", "db"))
-    }))
+    })
+  )
 
   it.live("an empty existing dir, or one left by an open that died before its marker, is initialised", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const empty = freshPath()
       fs.mkdirSync(empty)
       expect((yield* Effect.scoped(openDataDir(empty))).fresh).toBe(true)
@@ -79,16 +80,19 @@ describe("data dir", () => {
       fs.mkdirSync(path.join(half, "member", "snap"), { recursive: true })
       fs.writeFileSync(path.join(half, "member", "lock"), "12345\n")
       expect((yield* Effect.scoped(openDataDir(half))).fresh).toBe(true)
-    }))
+    })
+  )
 
   it.live("a dir that is not ours fails with NotADataDir and is left untouched", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const foreign = freshPath()
       fs.mkdirSync(foreign)
       fs.writeFileSync(path.join(foreign, "photo.jpg"), "not a db")
       const e1 = yield* tryOpen(foreign)
       expect(e1?.reason).toBe("NotADataDir")
-      expect(e1?.message).toBe(`data dir ${foreign} is not empty and is not an etcd-effect data dir (no member/${MARKER_FILE})`)
+      expect(e1?.message).toBe(
+        `data dir ${foreign} is not empty and is not an etcd-effect data dir (no member/${MARKER_FILE})`
+      )
       expect(fs.readdirSync(foreign)).toEqual(["photo.jpg"])
 
       const etcd = freshPath()
@@ -112,13 +116,14 @@ describe("data dir", () => {
       expect(e4?.reason).toBe("NotADataDir")
       expect(e4?.message).toContain("unsupported layout")
       for (const e of [e1, e2, e3, e4]) expect(e?.message).not.toContain("\n")
-    }))
+    })
+  )
 
   it.live("a layout-1 dir (before the WAL) is upgraded in place: marker rewritten, member/wal created, data kept", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = freshPath()
       yield* Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const { backend } = yield* makeLmdbBackend({ dataDir: dir })
           yield* backend.write([{ bucket: "key", key: Buffer.from("k"), value: Buffer.from("v") }])
         })
@@ -132,13 +137,16 @@ describe("data dir", () => {
       expect(MARKER_CONTENT).toBe("etcd-effect data dir, layout 2\n")
       expect(fs.statSync(layout.walDir).isDirectory()).toBe(true)
       const value = yield* Effect.scoped(
-        Effect.map(makeLmdbBackend({ dataDir: dir }), ({ backend }) => Buffer.from(backend.get("key", Buffer.from("k"))!).toString())
+        Effect.map(makeLmdbBackend({ dataDir: dir }), ({ backend }) =>
+          Buffer.from(backend.get("key", Buffer.from("k"))!).toString()
+        )
       )
       expect(value).toBe("v")
-    }))
+    })
+  )
 
   it.live("an unreadable dir fails with Unreadable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = freshPath()
       yield* Effect.scoped(openDataDir(dir))
       fs.chmodSync(dir, 0o700)
@@ -153,12 +161,13 @@ describe("data dir", () => {
         fs.chmodSync(dir, 0o700)
         expect(e?.reason).toBe("Unreadable")
       }
-    }))
+    })
+  )
 
   for (const lockMode of ["socket", "pidfile"] as const) {
     describe(`lock (${lockMode})`, () => {
       it.live("a second open in the same process fails with Locked; scope close releases the lock", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const dir = freshPath()
           const scope = yield* Scope.make()
           yield* openDataDir(dir, { lockMode }).pipe(Scope.extend(scope))
@@ -166,14 +175,18 @@ describe("data dir", () => {
           expect(e?.reason).toBe("Locked")
           expect(e?.message).toBe(`data dir ${dir} is in use by another etcd-effect process (pid ${process.pid})`)
           // The LMDB layer refuses too, before touching LMDB.
-          const viaLayer = yield* Effect.scoped(makeLmdbBackend({ dataDir: dir, lockMode })).pipe(Effect.exit, Effect.map(failure))
+          const viaLayer = yield* Effect.scoped(makeLmdbBackend({ dataDir: dir, lockMode })).pipe(
+            Effect.exit,
+            Effect.map(failure)
+          )
           expect(viaLayer?.reason).toBe("Locked")
           yield* Scope.close(scope, Exit.void)
           expect(yield* tryOpen(dir, lockMode)).toBeUndefined()
-        }))
+        })
+      )
 
       it.live("an open in another process fails with Locked until that process dies (SIGKILL)", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const dir = freshPath()
           const holder = start(["hold", dir, lockMode])
           const ready = yield* Effect.promise(() => holder.waitFor((l) => l.startsWith("ready")))
@@ -186,10 +199,11 @@ describe("data dir", () => {
           yield* Effect.promise(() => killChild(holder))
           // socket: the kernel dropped it; pidfile: the pid is dead, so the lock is stale.
           expect(yield* tryOpen(dir, lockMode)).toBeUndefined()
-        }))
+        })
+      )
 
       it.live("a stale lock naming a dead pid is taken over", () =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const dir = freshPath()
           yield* Effect.scoped(openDataDir(dir, { lockMode }))
           const lockFile = path.join(dir, "member", "lock")
@@ -201,7 +215,8 @@ describe("data dir", () => {
           // our own pid left by an earlier life of this process (pid reuse after restart) is stale too
           fs.writeFileSync(lockFile, `${process.pid}\n`)
           expect(yield* tryOpen(dir, lockMode)).toBeUndefined()
-        }))
+        })
+      )
     })
   }
 })

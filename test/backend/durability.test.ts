@@ -28,7 +28,8 @@ afterAll(() => {
   if (child !== undefined) removeDir(child.dir)
 })
 
-type Kind = "stage" | "ack" | "walWriteStart" | "walWriteDone" | "walSyncStart" | "walSyncDone" | "dbSyncDone" | "metaWriteDone"
+type Kind =
+  "stage" | "ack" | "walWriteStart" | "walWriteDone" | "walSyncStart" | "walSyncDone" | "dbSyncDone" | "metaWriteDone"
 
 interface Event {
   readonly kind: Kind
@@ -131,7 +132,24 @@ const traceWriter = (name: string, extra: ReadonlyArray<string>) => {
   const log = path.join(root, `${name}.strace`)
   const r = spawnSync(
     "strace",
-    ["-f", "-qq", "-e", "trace=openat,close,fdatasync,pwritev,pwrite64,write", "-e", "signal=none", "-s", "24", "-o", log, process.execPath, child.file, "durability-writer", dir, "60", ...extra],
+    [
+      "-f",
+      "-qq",
+      "-e",
+      "trace=openat,close,fdatasync,pwritev,pwrite64,write",
+      "-e",
+      "signal=none",
+      "-s",
+      "24",
+      "-o",
+      log,
+      process.execPath,
+      child.file,
+      "durability-writer",
+      dir,
+      "60",
+      ...extra
+    ],
     { cwd: projectRoot, encoding: "utf8", timeout: 45_000 }
   )
   expect(r.status).toBe(0)
@@ -139,32 +157,40 @@ const traceWriter = (name: string, extra: ReadonlyArray<string>) => {
 }
 
 describe("durability (LMDB backend with WAL, system-call trace)", () => {
-  it.skipIf(!strace)("a write Effect completes only after its WAL record was written and fdatasync'ed; LMDB is synced off that path", () => {
-    const events = traceWriter("synced", [])
-    expect(uncoveredAcks(events)).toEqual([])
-    const acks = events.filter((e) => e.kind === "ack").map((e) => e.n!)
-    expect(acks.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
-    // Group commit: fewer WAL syncs than acks.
-    const walSyncs = events.filter((e) => e.kind === "walSyncDone").length
-    expect(walSyncs).toBeGreaterThan(0)
-    expect(walSyncs).toBeLessThanOrEqual(60)
-    // LMDB: synced a few times after the first staging (periodic commits and close), not per batch...
-    const firstStage = events.findIndex((e) => e.kind === "stage")
-    const dbSyncs = events.slice(firstStage).filter((e) => e.kind === "dbSyncDone").length
-    expect(dbSyncs).toBeGreaterThan(0)
-    expect(dbSyncs).toBeLessThan(30)
-    // ...and close applied what the WAL held: a full LMDB commit after the last ack.
-    const lastAck = events.map((e) => e.kind).lastIndexOf("ack")
-    const after = events.slice(lastAck).map((e) => e.kind)
-    const sync = after.indexOf("dbSyncDone")
-    expect(sync).toBeGreaterThan(0)
-    expect(after.indexOf("metaWriteDone", sync)).toBeGreaterThan(sync)
-  }, 60_000)
+  it.skipIf(!strace)(
+    "a write Effect completes only after its WAL record was written and fdatasync'ed; LMDB is synced off that path",
+    () => {
+      const events = traceWriter("synced", [])
+      expect(uncoveredAcks(events)).toEqual([])
+      const acks = events.filter((e) => e.kind === "ack").map((e) => e.n!)
+      expect(acks.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
+      // Group commit: fewer WAL syncs than acks.
+      const walSyncs = events.filter((e) => e.kind === "walSyncDone").length
+      expect(walSyncs).toBeGreaterThan(0)
+      expect(walSyncs).toBeLessThanOrEqual(60)
+      // LMDB: synced a few times after the first staging (periodic commits and close), not per batch...
+      const firstStage = events.findIndex((e) => e.kind === "stage")
+      const dbSyncs = events.slice(firstStage).filter((e) => e.kind === "dbSyncDone").length
+      expect(dbSyncs).toBeGreaterThan(0)
+      expect(dbSyncs).toBeLessThan(30)
+      // ...and close applied what the WAL held: a full LMDB commit after the last ack.
+      const lastAck = events.map((e) => e.kind).lastIndexOf("ack")
+      const after = events.slice(lastAck).map((e) => e.kind)
+      const sync = after.indexOf("dbSyncDone")
+      expect(sync).toBeGreaterThan(0)
+      expect(after.indexOf("metaWriteDone", sync)).toBeGreaterThan(sync)
+    },
+    60_000
+  )
 
-  it.skipIf(!strace)("the check fails when the WAL does not sync (acks without an fdatasync)", () => {
-    const events = traceWriter("unsynced", ["nosync"])
-    expect(events.filter((e) => e.kind === "ack").length).toBe(60)
-    expect(events.some((e) => e.kind === "walWriteDone")).toBe(true)
-    expect(uncoveredAcks(events).length).toBe(60)
-  }, 60_000)
+  it.skipIf(!strace)(
+    "the check fails when the WAL does not sync (acks without an fdatasync)",
+    () => {
+      const events = traceWriter("unsynced", ["nosync"])
+      expect(events.filter((e) => e.kind === "ack").length).toBe(60)
+      expect(events.some((e) => e.kind === "walWriteDone")).toBe(true)
+      expect(uncoveredAcks(events).length).toBe(60)
+    },
+    60_000
+  )
 })

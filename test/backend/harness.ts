@@ -109,7 +109,11 @@ export interface Child {
   readonly stderr: () => string
 }
 
-export const spawnChild = (file: string, args: ReadonlyArray<string>, options: { uid?: number; gid?: number } = {}): Child => {
+export const spawnChild = (
+  file: string,
+  args: ReadonlyArray<string>,
+  options: { uid?: number; gid?: number } = {}
+): Child => {
   const proc = spawn(process.execPath, [file, ...args], {
     cwd: projectRoot,
     stdio: ["ignore", "pipe", "pipe"],
@@ -149,7 +153,9 @@ export const spawnChild = (file: string, args: ReadonlyArray<string>, options: {
           resolve(found)
         } else if (proc.exitCode !== null || proc.signalCode !== null) {
           cleanup()
-          reject(new Error(`child exited (${proc.exitCode ?? proc.signalCode}) before the expected line; stderr: ${err}`))
+          reject(
+            new Error(`child exited (${proc.exitCode ?? proc.signalCode}) before the expected line; stderr: ${err}`)
+          )
         }
       }
       const timer = setTimeout(() => {

@@ -42,21 +42,30 @@ const logOf = (batches: ReadonlyArray<ReadonlyArray<WriteOp>>, padding: number) 
 }
 
 describe("WAL record codec", () => {
-  it.prop("a record decodes to its seq and ops; the encoder's views are copies of the input", [fc.integer({ min: 1, max: 2 ** 53 - 1 }), batchArb], ([seq, ops]) => {
-    const mine = ops.map((o) => ({ ...o, key: Uint8Array.from(o.key), value: o.value === undefined ? undefined : Uint8Array.from(o.value) }))
-    const { record, ops: views } = encodeRecord(seq, mine)
-    expect(show(views)).toBe(show(ops))
-    // The caller's buffers may be reused after staging: the record must not alias them.
-    for (const o of mine) {
-      o.key.fill(0xee)
-      o.value?.fill(0xee)
-    }
-    expect(show(views)).toBe(show(ops))
-    const decoded = decodeRecord(record, 0)
-    expect(decoded?.seq).toBe(seq)
-    expect(decoded?.end).toBe(record.length)
-    expect(show(decoded!.ops)).toBe(show(views))
-  }, { fastCheck: { numRuns: 500 } })
+  it.prop(
+    "a record decodes to its seq and ops; the encoder's views are copies of the input",
+    [fc.integer({ min: 1, max: 2 ** 53 - 1 }), batchArb],
+    ([seq, ops]) => {
+      const mine = ops.map((o) => ({
+        ...o,
+        key: Uint8Array.from(o.key),
+        value: o.value === undefined ? undefined : Uint8Array.from(o.value)
+      }))
+      const { record, ops: views } = encodeRecord(seq, mine)
+      expect(show(views)).toBe(show(ops))
+      // The caller's buffers may be reused after staging: the record must not alias them.
+      for (const o of mine) {
+        o.key.fill(0xee)
+        o.value?.fill(0xee)
+      }
+      expect(show(views)).toBe(show(ops))
+      const decoded = decodeRecord(record, 0)
+      expect(decoded?.seq).toBe(seq)
+      expect(decoded?.end).toBe(record.length)
+      expect(show(decoded!.ops)).toBe(show(views))
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 
   it.prop(
     "a log cut, corrupted or overwritten with garbage at any point yields exactly the batches wholly before that point",
@@ -97,13 +106,15 @@ describe("WAL record codec", () => {
 
 /** Appends groups through a real WalWriter, one at a time as the backend does. */
 const appendGroups = (writer: WalWriter, groups: ReadonlyArray<ReadonlyArray<ReadonlyArray<WriteOp>>>, firstSeq = 1) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let seq = firstSeq
     for (const group of groups) {
       const records = group.map((ops) => encodeRecord(seq++, ops).record)
       const bytes = records.reduce((n, r) => n + r.length, 0)
       yield* Effect.async<void, Error>((resume) =>
-        writer.append(records, bytes, seq - group.length, seq - 1, (err) => resume(err === undefined ? Effect.void : Effect.fail(err)))
+        writer.append(records, bytes, seq - group.length, seq - 1, (err) =>
+          resume(err === undefined ? Effect.void : Effect.fail(err))
+        )
       )
     }
   })
@@ -115,7 +126,7 @@ describe("WAL segments", () => {
     "replay yields every batch above the applied mark in order; a torn last segment loses only what follows the tear",
     [groupsArb, fc.integer({ min: 256, max: 8192 }), fc.nat(), fc.nat()],
     ([groups, segmentBytes, appliedPick, tearPick]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const dir = freshDir()
         const writer = new WalWriter({ dir, segmentBytes, io: nodeWalIo, nextIndex: 0 })
         yield* appendGroups(writer, groups)
@@ -150,14 +161,25 @@ describe("WAL segments", () => {
   )
 
   it.live("segments rotate when full, are deleted once applied, and the current one goes at close", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = freshDir()
       const writer = new WalWriter({ dir, segmentBytes: 4096, io: nodeWalIo, nextIndex: 7 })
-      const batch = (i: number): Array<WriteOp> => [{ bucket: "key", key: Buffer.from(`k${i}`), value: Buffer.alloc(900, i) }]
-      yield* appendGroups(writer, Array.from({ length: 20 }, (_, i) => [batch(i)]))
+      const batch = (i: number): Array<WriteOp> => [
+        { bucket: "key", key: Buffer.from(`k${i}`), value: Buffer.alloc(900, i) }
+      ]
+      yield* appendGroups(
+        writer,
+        Array.from({ length: 20 }, (_, i) => [batch(i)])
+      )
       const segments = listSegments(dir)
       // 4 records of ~920 bytes fit in 4096 bytes: 5 segments, numbered on from nextIndex.
-      expect(segments.map((s) => [s.index, s.firstSeq])).toEqual([[7, 1], [8, 5], [9, 9], [10, 13], [11, 17]])
+      expect(segments.map((s) => [s.index, s.firstSeq])).toEqual([
+        [7, 1],
+        [8, 5],
+        [9, 9],
+        [10, 13],
+        [11, 17]
+      ])
       // Zero-filled ahead, but never past the segment size.
       for (const s of segments) expect(fs.statSync(s.path).size).toBeLessThanOrEqual(4096)
       writer.release(10)
@@ -169,13 +191,17 @@ describe("WAL segments", () => {
       expect(listSegments(dir).map((s) => s.firstSeq)).toEqual([17])
       writer.close(20)
       expect(listSegments(dir)).toEqual([])
-    }))
+    })
+  )
 
   it.live("a hole before later records (a lost middle segment) is refused as corruption, not skipped", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const dir = freshDir()
       const writer = new WalWriter({ dir, segmentBytes: 2048, io: nodeWalIo, nextIndex: 0 })
-      yield* appendGroups(writer, Array.from({ length: 8 }, (_, i) => [[{ bucket: "meta", key: Buffer.from(`m${i}`), value: Buffer.alloc(700) }]]))
+      yield* appendGroups(
+        writer,
+        Array.from({ length: 8 }, (_, i) => [[{ bucket: "meta", key: Buffer.from(`m${i}`), value: Buffer.alloc(700) }]])
+      )
       writer.close(undefined)
       const segments = listSegments(dir)
       expect(segments.length).toBeGreaterThan(2)
@@ -186,5 +212,6 @@ describe("WAL segments", () => {
       expect(() => readWal(dir, 0)).toThrow(WalCorrupt)
       // Below the applied mark nothing is read that could be missing.
       expect(readWal(dir, 8).records).toEqual([])
-    }))
+    })
+  )
 })

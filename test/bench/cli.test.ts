@@ -50,8 +50,27 @@ describe("etcd-effect bench (command line)", () => {
     expect(out.stdout).toMatch(/events\/s\s+[\d,]+/)
     expect(out.stdout).toMatch(/count\s+100\n/)
     expect(out.stdout).toMatch(/errors\s+0\n/)
-    const latency = await bench("watch-latency", "--streams", "1", "--watchers-per-stream", "3", "--put-total", "5", "--put-rate", "500", "--prevkv", "-w", "json")
-    expect(JSON.parse(latency.stdout).params).toMatchObject({ streams: 1, watchersPerStream: 3, putTotal: 5, putRate: 500, prevKv: true })
+    const latency = await bench(
+      "watch-latency",
+      "--streams",
+      "1",
+      "--watchers-per-stream",
+      "3",
+      "--put-total",
+      "5",
+      "--put-rate",
+      "500",
+      "--prevkv",
+      "-w",
+      "json"
+    )
+    expect(JSON.parse(latency.stdout).params).toMatchObject({
+      streams: 1,
+      watchersPerStream: 3,
+      putTotal: 5,
+      putRate: 500,
+      prevKv: true
+    })
   })
 
   it("reports failures on stderr with exit code 1", async () => {

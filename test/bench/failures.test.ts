@@ -17,7 +17,8 @@ const listen = async (server: net.Server): Promise<string> => {
 }
 const closeServer = (server: net.Server) => new Promise<void>((resolve) => server.close(() => resolve()))
 
-const connectionsOf = (server: net.Server) => new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)))
+const connectionsOf = (server: net.Server) =>
+  new Promise<number>((resolve) => server.getConnections((_e, n) => resolve(n)))
 
 const eventually = async (read: () => Promise<number>, expected: number) => {
   const deadline = Date.now() + 5000
@@ -41,7 +42,15 @@ describe("bench failures", () => {
   const failing = http2.createServer()
   failing.on("stream", (stream, headers) => {
     if (headers[":path"] === "/etcdserverpb.KV/Put") {
-      stream.respond({ ":status": 200, "content-type": "application/grpc", "grpc-status": "8", "grpc-message": "too%20many%20requests" }, { endStream: true })
+      stream.respond(
+        {
+          ":status": 200,
+          "content-type": "application/grpc",
+          "grpc-status": "8",
+          "grpc-message": "too%20many%20requests"
+        },
+        { endStream: true }
+      )
       return
     }
     stream.respond({ ":status": 200, "content-type": "application/grpc" }, { waitForTrailers: true })
@@ -81,23 +90,32 @@ describe("bench failures", () => {
   })
 
   it("fails when a watch stream ends, with the server's status message", async () => {
-    expect(await failure("watch-create", { endpoints: [failingAt], total: 10, stallTimeoutMs: 5000 })).toMatch(/watch stream 0 ended: boom/)
+    expect(await failure("watch-create", { endpoints: [failingAt], total: 10, stallTimeoutMs: 5000 })).toMatch(
+      /watch stream 0 ended: boom/
+    )
   })
 
   it("fails when the server stops answering, after the stall timeout", async () => {
     const started = Date.now()
-    expect(await failure("put", { endpoints: [silentAt], total: 10, stallTimeoutMs: 300 })).toMatch(/^put: no progress for 0\.3 s/)
-    expect(await failure("watch", { endpoints: [silentAt], streams: 1, watchersPerStream: 2, stallTimeoutMs: 300 }))
-      .toMatch(/^creating watchers: no progress/)
+    expect(await failure("put", { endpoints: [silentAt], total: 10, stallTimeoutMs: 300 })).toMatch(
+      /^put: no progress for 0\.3 s/
+    )
+    expect(
+      await failure("watch", { endpoints: [silentAt], streams: 1, watchersPerStream: 2, stallTimeoutMs: 300 })
+    ).toMatch(/^creating watchers: no progress/)
     expect(Date.now() - started).toBeLessThan(5000)
   })
 
   it("fails when the endpoint does not speak HTTP/2 or refuses connections", async () => {
-    expect(await failure("put", { endpoints: [sinkAt], stallTimeoutMs: 300 })).toMatch(/cannot connect to .*: no HTTP\/2 answer within 0\.3 s/)
+    expect(await failure("put", { endpoints: [sinkAt], stallTimeoutMs: 300 })).toMatch(
+      /cannot connect to .*: no HTTP\/2 answer within 0\.3 s/
+    )
     // all 8 connections (the failed one and those interrupted with it) are closed
     await eventually(() => connectionsOf(sink), 0)
     // port 1 on loopback: nothing listens there
-    expect(await failure("watch", { endpoints: ["127.0.0.1:1"] })).toMatch(/cannot connect to 127\.0\.0\.1:1: .*ECONNREFUSED/)
+    expect(await failure("watch", { endpoints: ["127.0.0.1:1"] })).toMatch(
+      /cannot connect to 127\.0\.0\.1:1: .*ECONNREFUSED/
+    )
   })
 
   it("refuses bad options before connecting", async () => {

@@ -47,7 +47,10 @@ const body = fc.oneof(
   { weight: 6, arbitrary: fc.uint8Array({ maxLength: 40 }) },
   { weight: 1, arbitrary: fc.constant(new Uint8Array(0)) },
   // larger than the parser's initial 64 KiB buffer: it must grow
-  { weight: 2, arbitrary: fc.tuple(fc.integer({ min: 100, max: 140_000 }), fc.nat(255)).map(([n, seed]) => patterned(n, seed)) }
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.integer({ min: 100, max: 140_000 }), fc.nat(255)).map(([n, seed]) => patterned(n, seed))
+  }
 )
 
 describe("gRPC frame parser", () => {

@@ -44,7 +44,10 @@ const testServer = (options: http2.ServerOptions = {}) => {
       const spec: Spec = body[0] === 0x7b ? JSON.parse(body.toString()) : {}
       const answer = () => {
         if (spec.rst !== undefined) return stream.close(spec.rst)
-        stream.respond({ ":status": 200, "x-request-size": String(body.length), ...spec.headers }, { waitForTrailers: true })
+        stream.respond(
+          { ":status": 200, "x-request-size": String(body.length), ...spec.headers },
+          { waitForTrailers: true }
+        )
         stream.on("wantTrailers", () => stream.sendTrailers(spec.trailers ?? {}))
         stream.end(Buffer.alloc(spec.size ?? 0, 0x61))
       }
@@ -97,7 +100,8 @@ const chopper = async (targetPort: number): Promise<net.Server> => {
 const connect = (port: number) =>
   new Promise<H2Connection>((resolve, reject) => {
     const c: H2Connection = new H2Connection("127.0.0.1", port, `127.0.0.1:${port}`, (error) =>
-      error === undefined ? resolve(c) : reject(new Error(error)))
+      error === undefined ? resolve(c) : reject(new Error(error))
+    )
   })
 
 interface Answer {
@@ -126,7 +130,10 @@ const get = (list: HeaderList, name: string) => {
 
 // Header names and values nghttp2 accepts; values long enough to be Huffman-coded and indexed.
 const name = fc.stringMatching(/^x-[a-z0-9-]{1,24}$/)
-const value = fc.oneof(fc.stringMatching(/^[!-~]([ -~]{0,80}[!-~])?$/), fc.constantFrom("0", "application/grpc", "same-value"))
+const value = fc.oneof(
+  fc.stringMatching(/^[!-~]([ -~]{0,80}[!-~])?$/),
+  fc.constantFrom("0", "application/grpc", "same-value")
+)
 const fields = fc.dictionary(name, value, { minKeys: 0, maxKeys: 8 })
 
 describe("HTTP/2 client connection", () => {
@@ -156,31 +163,43 @@ describe("HTTP/2 client connection", () => {
     await Promise.all([plain.server, padded.server, limited.server, chopped].map((s) => new Promise((r) => s.close(r))))
   })
 
-  for (const [label, port] of [["plain", () => plainPort], ["padded, in tiny pieces", () => (chopped.address() as net.AddressInfo).port]] as const) {
-    it.live.prop(`decodes every header block nghttp2 encodes (${label})`, [fc.array(fc.tuple(fields, fields, fc.nat(3000)), { minLength: 1, maxLength: 6 })], ([calls]) => Effect.promise(async () => {
-      const conn = await open(port())
-      for (const [headers, extra, size] of calls) {
-        // trailers are never empty in gRPC (grpc-status), and node sends none for an empty set
-        const trailers = { ...extra, "grpc-status": "0" }
-        const spec: Spec = { headers, trailers, size }
-        const a = await request(conn, spec)
-        expect(a.reset).toBeUndefined()
-        expect(a.blocks.length).toBe(2)
-        const [h, t] = [a.blocks[0]!, a.blocks[1]!]
-        expect(get(h, ":status")).toBe("200")
-        expect(get(h, "x-request-size")).toBe(String(JSON.stringify(spec).length))
-        for (const [k, v] of Object.entries(headers)) expect(get(h, k)).toBe(v)
-        for (const [k, v] of Object.entries(trailers)) expect(get(t, k)).toBe(v)
-        expect(a.body.length).toBe(size)
-      }
-      conn.close()
-    }), { fastCheck: { numRuns: 40 } })
+  for (const [label, port] of [
+    ["plain", () => plainPort],
+    ["padded, in tiny pieces", () => (chopped.address() as net.AddressInfo).port]
+  ] as const) {
+    it.live.prop(
+      `decodes every header block nghttp2 encodes (${label})`,
+      [fc.array(fc.tuple(fields, fields, fc.nat(3000)), { minLength: 1, maxLength: 6 })],
+      ([calls]) =>
+        Effect.promise(async () => {
+          const conn = await open(port())
+          for (const [headers, extra, size] of calls) {
+            // trailers are never empty in gRPC (grpc-status), and node sends none for an empty set
+            const trailers = { ...extra, "grpc-status": "0" }
+            const spec: Spec = { headers, trailers, size }
+            const a = await request(conn, spec)
+            expect(a.reset).toBeUndefined()
+            expect(a.blocks.length).toBe(2)
+            const [h, t] = [a.blocks[0]!, a.blocks[1]!]
+            expect(get(h, ":status")).toBe("200")
+            expect(get(h, "x-request-size")).toBe(String(JSON.stringify(spec).length))
+            for (const [k, v] of Object.entries(headers)) expect(get(h, k)).toBe(v)
+            for (const [k, v] of Object.entries(trailers)) expect(get(t, k)).toBe(v)
+            expect(a.body.length).toBe(size)
+          }
+          conn.close()
+        }),
+      { fastCheck: { numRuns: 40 } }
+    )
   }
 
   it("keeps one dynamic table in step over many calls", async () => {
     const conn = await open(plainPort)
     for (let i = 0; i < 300; i++) {
-      const a = await request(conn, { headers: { "x-i": String(i), "x-fixed": "v".repeat(i % 50) }, trailers: { "grpc-status": String(i % 17) } })
+      const a = await request(conn, {
+        headers: { "x-i": String(i), "x-fixed": "v".repeat(i % 50) },
+        trailers: { "grpc-status": String(i % 17) }
+      })
       expect(get(a.blocks[0]!, "x-i")).toBe(String(i))
       expect(get(a.blocks[1]!, "grpc-status")).toBe(String(i % 17))
     }
@@ -210,7 +229,9 @@ describe("HTTP/2 client connection", () => {
 
   it("keeps to the server's MAX_CONCURRENT_STREAMS, queueing the rest", async () => {
     const conn = await open(limitedPort)
-    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => request(conn, { delayMs: 5, headers: { "x-n": String(i) } })))
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => request(conn, { delayMs: 5, headers: { "x-n": String(i) } }))
+    )
     answers.forEach((a, i) => expect(get(a.blocks[0]!, "x-n")).toBe(String(i)))
     expect(limited.stats.maxConcurrent).toBe(2)
   })

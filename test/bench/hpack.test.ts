@@ -10,10 +10,11 @@ import { huffmanDecode } from "../../src/bench/h2/huffman.js"
 import { HUFFMAN_CODES, HUFFMAN_LENGTHS } from "../../src/bench/h2/huffman-table.js"
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex")
-const decodeAll = (decoder: HpackDecoder, blocks: ReadonlyArray<string>) => blocks.map((b) => {
-  const buf = hex(b)
-  return decoder.decode(buf, 0, buf.length)
-})
+const decodeAll = (decoder: HpackDecoder, blocks: ReadonlyArray<string>) =>
+  blocks.map((b) => {
+    const buf = hex(b)
+    return decoder.decode(buf, 0, buf.length)
+  })
 const pairs = (list: ReadonlyArray<string>) => list.flatMap((v, i) => (i % 2 === 0 ? [[v, list[i + 1]]] : []))
 
 /** A test-only Huffman encoder from the same table (decoding it back checks the trie). */
@@ -25,21 +26,62 @@ const huffmanEncode = (bytes: Uint8Array): Uint8Array => {
 }
 
 const requests = [
-  [[":method", "GET"], [":scheme", "http"], [":path", "/"], [":authority", "www.example.com"]],
-  [[":method", "GET"], [":scheme", "http"], [":path", "/"], [":authority", "www.example.com"], ["cache-control", "no-cache"]],
-  [[":method", "GET"], [":scheme", "https"], [":path", "/index.html"], [":authority", "www.example.com"], ["custom-key", "custom-value"]]
+  [
+    [":method", "GET"],
+    [":scheme", "http"],
+    [":path", "/"],
+    [":authority", "www.example.com"]
+  ],
+  [
+    [":method", "GET"],
+    [":scheme", "http"],
+    [":path", "/"],
+    [":authority", "www.example.com"],
+    ["cache-control", "no-cache"]
+  ],
+  [
+    [":method", "GET"],
+    [":scheme", "https"],
+    [":path", "/index.html"],
+    [":authority", "www.example.com"],
+    ["custom-key", "custom-value"]
+  ]
 ]
 const responses = (date2: string) => [
-  [[":status", "302"], ["cache-control", "private"], ["date", "Mon, 21 Oct 2013 20:13:21 GMT"], ["location", "https://www.example.com"]],
-  [[":status", "307"], ["cache-control", "private"], ["date", "Mon, 21 Oct 2013 20:13:21 GMT"], ["location", "https://www.example.com"]],
-  [[":status", "200"], ["cache-control", "private"], ["date", date2], ["location", "https://www.example.com"], ["content-encoding", "gzip"],
-    ["set-cookie", "foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1"]]
+  [
+    [":status", "302"],
+    ["cache-control", "private"],
+    ["date", "Mon, 21 Oct 2013 20:13:21 GMT"],
+    ["location", "https://www.example.com"]
+  ],
+  [
+    [":status", "307"],
+    ["cache-control", "private"],
+    ["date", "Mon, 21 Oct 2013 20:13:21 GMT"],
+    ["location", "https://www.example.com"]
+  ],
+  [
+    [":status", "200"],
+    ["cache-control", "private"],
+    ["date", date2],
+    ["location", "https://www.example.com"],
+    ["content-encoding", "gzip"],
+    ["set-cookie", "foo=ASDJKHQKBZXOQWEOPIUAXQWEOIU; max-age=3600; version=1"]
+  ]
 ]
 
 describe("HPACK decoder", () => {
   it("decodes RFC 7541 C.3 and C.4 (requests sharing one dynamic table)", () => {
-    const plain = ["828684410f7777772e6578616d706c652e636f6d", "828684be58086e6f2d6361636865", "828785bf400a637573746f6d2d6b65790c637573746f6d2d76616c7565"]
-    const huffman = ["828684418cf1e3c2e5f23a6ba0ab90f4ff", "828684be5886a8eb10649cbf", "828785bf408825a849e95ba97d7f8925a849e95bb8e8b4bf"]
+    const plain = [
+      "828684410f7777772e6578616d706c652e636f6d",
+      "828684be58086e6f2d6361636865",
+      "828785bf400a637573746f6d2d6b65790c637573746f6d2d76616c7565"
+    ]
+    const huffman = [
+      "828684418cf1e3c2e5f23a6ba0ab90f4ff",
+      "828684be5886a8eb10649cbf",
+      "828785bf408825a849e95ba97d7f8925a849e95bb8e8b4bf"
+    ]
     expect(decodeAll(new HpackDecoder(), plain).map(pairs)).toEqual(requests)
     expect(decodeAll(new HpackDecoder(), huffman).map(pairs)).toEqual(requests)
   })
@@ -63,8 +105,12 @@ describe("HPACK decoder", () => {
   it("reads the request header block it encodes", () => {
     const block = grpcRequestHeaderBlock("/etcdserverpb.KV/Put", "127.0.0.1:2379")
     expect(pairs(new HpackDecoder().decode(block, 0, block.length))).toEqual([
-      [":method", "POST"], [":scheme", "http"], [":path", "/etcdserverpb.KV/Put"], [":authority", "127.0.0.1:2379"],
-      ["content-type", "application/grpc"], ["te", "trailers"]
+      [":method", "POST"],
+      [":scheme", "http"],
+      [":path", "/etcdserverpb.KV/Put"],
+      [":authority", "127.0.0.1:2379"],
+      ["content-type", "application/grpc"],
+      ["te", "trailers"]
     ])
     const long = "/x/" + "y".repeat(300) // lengths past the 7-bit prefix
     const b2 = grpcRequestHeaderBlock(long, "h:1")
@@ -92,10 +138,15 @@ describe("Huffman", () => {
     for (const [code, text] of cases) expect(huffmanDecode(hex(code), 0, hex(code).length)).toBe(text)
   })
 
-  it.prop("round-trips any bytes", [fc.uint8Array({ maxLength: 200 })], ([bytes]) => {
-    const encoded = huffmanEncode(bytes)
-    expect(huffmanDecode(encoded, 0, encoded.length)).toBe(Buffer.from(bytes).toString("latin1"))
-  }, { fastCheck: { numRuns: 500 } })
+  it.prop(
+    "round-trips any bytes",
+    [fc.uint8Array({ maxLength: 200 })],
+    ([bytes]) => {
+      const encoded = huffmanEncode(bytes)
+      expect(huffmanDecode(encoded, 0, encoded.length)).toBe(Buffer.from(bytes).toString("latin1"))
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 
   it("refuses bad padding and EOS", () => {
     // "0" is 00000: padding with zeros instead of ones

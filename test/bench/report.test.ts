@@ -50,23 +50,33 @@ describe("bench report", () => {
         expect(drawn).toContain("25% events 50/200")
         expect(drawn.endsWith("\r\u001b[K")).toBe(true)
         resolve()
-      }))
+      })
+    )
   })
 
-  it.prop("summarises latencies in order, within 1 % of the exact percentiles", [fc.array(fc.double({ min: 0, max: 5000, noNaN: true }), { minLength: 1, maxLength: 400 })], ([samples]) => {
-    const h = new LatencyHistogram()
-    for (const s of samples) h.record(s)
-    const l = h.summary()!
-    expect(l.p50).toBeLessThanOrEqual(l.p90)
-    expect(l.p90).toBeLessThanOrEqual(l.p99)
-    expect(l.p99).toBeLessThanOrEqual(l.max)
-    const sorted = [...samples].sort((a, b) => a - b)
-    expect(l.max).toBeCloseTo(sorted.at(-1)!, 9)
-    expect(l.mean).toBeCloseTo(samples.reduce((a, b) => a + b, 0) / samples.length, 6)
-    for (const [q, got] of [[0.5, l.p50], [0.9, l.p90], [0.99, l.p99]] as const) {
-      const exact = sorted[Math.max(1, Math.ceil(q * sorted.length)) - 1]!
-      // 1 µs buckets below 128 µs, then 128 per power of two (< 0.8 % wide)
-      expect(Math.abs(got - exact)).toBeLessThanOrEqual(Math.max(0.001, exact * 0.008))
-    }
-  }, { fastCheck: { numRuns: 300 } })
+  it.prop(
+    "summarises latencies in order, within 1 % of the exact percentiles",
+    [fc.array(fc.double({ min: 0, max: 5000, noNaN: true }), { minLength: 1, maxLength: 400 })],
+    ([samples]) => {
+      const h = new LatencyHistogram()
+      for (const s of samples) h.record(s)
+      const l = h.summary()!
+      expect(l.p50).toBeLessThanOrEqual(l.p90)
+      expect(l.p90).toBeLessThanOrEqual(l.p99)
+      expect(l.p99).toBeLessThanOrEqual(l.max)
+      const sorted = [...samples].sort((a, b) => a - b)
+      expect(l.max).toBeCloseTo(sorted.at(-1)!, 9)
+      expect(l.mean).toBeCloseTo(samples.reduce((a, b) => a + b, 0) / samples.length, 6)
+      for (const [q, got] of [
+        [0.5, l.p50],
+        [0.9, l.p90],
+        [0.99, l.p99]
+      ] as const) {
+        const exact = sorted[Math.max(1, Math.ceil(q * sorted.length)) - 1]!
+        // 1 µs buckets below 128 µs, then 128 per power of two (< 0.8 % wide)
+        expect(Math.abs(got - exact)).toBeLessThanOrEqual(Math.max(0.001, exact * 0.008))
+      }
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 })

@@ -92,7 +92,13 @@ describe.each(serverTargets.filter((t) => t.enabled))("bench scenarios ($name)",
   })
 
   it("watch-latency: one latency per event per watcher, p99 as the headline", async () => {
-    const r = await bench("watch-latency", { streams: 2, watchersPerStream: 4, putTotal: 25, putRate: 250, prevKv: true })
+    const r = await bench("watch-latency", {
+      streams: 2,
+      watchersPerStream: 4,
+      putTotal: 25,
+      putRate: 250,
+      prevKv: true
+    })
     clean(r)
     expect(r.count).toBe(2 * 4 * 25)
     expect(r.unit).toBe("ms (p99)")

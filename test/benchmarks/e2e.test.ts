@@ -45,23 +45,28 @@ describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
     if (root !== undefined) fs.rmSync(root, { recursive: true, force: true })
   })
 
-  it.each(["etcd-effect", "etcd"] as const)("%s starts, answers a Range, has an RSS, and stop leaves nothing", async (system) => {
-    const server = system === "etcd" ? await startEtcdServer(root) : await startOurs({ root })
-    try {
-      expect(server.system).toBe(system)
-      expect(await probeRange(server.endpoint)).toBe(true)
-      expect(readRss(server.pid)).toBeGreaterThan(5 * 1024 * 1024)
-      expect(server.exited()).toBeUndefined()
-    } finally {
-      await server.stop()
-    }
-    expect(server.exited()).toBeDefined()
-    expect(fs.readdirSync(root)).toEqual([])
-    expect(await probeRange(server.endpoint, 300)).toBe(false)
-  }, 60_000)
+  it.each(["etcd-effect", "etcd"] as const)(
+    "%s starts, answers a Range, has an RSS, and stop leaves nothing",
+    async (system) => {
+      const server = system === "etcd" ? await startEtcdServer(root) : await startOurs({ root })
+      try {
+        expect(server.system).toBe(system)
+        expect(await probeRange(server.endpoint)).toBe(true)
+        expect(readRss(server.pid)).toBeGreaterThan(5 * 1024 * 1024)
+        expect(server.exited()).toBeUndefined()
+      } finally {
+        await server.stop()
+      }
+      expect(server.exited()).toBeDefined()
+      expect(fs.readdirSync(root)).toEqual([])
+      expect(await probeRange(server.endpoint, 300)).toBe(false)
+    },
+    60_000
+  )
 
   it("--quick --rounds 1 --only put,watch: both systems' numbers, no errors", async () => {
-    const { code, stdout, stderr } = await runCompare(["--quick", "--rounds", "1", "--only", "put,watch", "--no-write"]).done
+    const { code, stdout, stderr } = await runCompare(["--quick", "--rounds", "1", "--only", "put,watch", "--no-write"])
+      .done
     expect(code, stderr).toBe(0)
     expect(stdout, stderr).not.toContain("errors:")
     expect(stderr).not.toContain("ERROR")

@@ -201,7 +201,16 @@ describe("SVG chart", () => {
     expect(escapeXml(`a<b>&"c'`)).toBe("a&lt;b&gt;&amp;&quot;c&apos;")
     // empty and extreme inputs still render valid XML
     checkXml(renderSvg([], "t", "s"))
-    checkXml(renderSvg([{ label: "x", sublabel: "y", ratio: 1e-4, tooltip: "z" }, { label: "x", sublabel: "y", ratio: 5e3, tooltip: "z" }], "t", "s"))
+    checkXml(
+      renderSvg(
+        [
+          { label: "x", sublabel: "y", ratio: 1e-4, tooltip: "z" },
+          { label: "x", sublabel: "y", ratio: 5e3, tooltip: "z" }
+        ],
+        "t",
+        "s"
+      )
+    )
   })
 })
 

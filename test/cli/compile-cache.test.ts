@@ -106,7 +106,11 @@ describe("the bin", () => {
     const first = await run("node", [mainJs, "put", "--help"], { env })
     const caches = fs.readdirSync(tmp).filter((d) => d.startsWith("etcd-effect-compile-cache-"))
     expect(caches).toHaveLength(1)
-    const files = () => fs.readdirSync(path.join(tmp, caches[0]!)).filter((f) => f.endsWith(".bin")).sort()
+    const files = () =>
+      fs
+        .readdirSync(path.join(tmp, caches[0]!))
+        .filter((f) => f.endsWith(".bin"))
+        .sort()
     expect(files()).toEqual([expect.stringMatching(/-put\.bin$/)])
     const second = await run("node", [mainJs, "put", "--help"], { env })
     expect(second.stdout).toBe(first.stdout)

@@ -18,7 +18,10 @@ describe("client credentials", () => {
       await callAs(c.auth, "UserAdd", { name: "root", password: "rootpw" })
       await callAs(c.auth, "UserGrantRole", { user: "root", role: "root" })
       await callAs(c.auth, "RoleAdd", { name: "app" })
-      await callAs(c.auth, "RoleGrantPermission", { name: "app", perm: { permType: 2, key: b("/app/"), range_end: b("/app0") } })
+      await callAs(c.auth, "RoleGrantPermission", {
+        name: "app",
+        perm: { permType: 2, key: b("/app/"), range_end: b("/app0") }
+      })
       await callAs(c.auth, "UserAdd", { name: "alice", password: "alicepw" })
       await callAs(c.auth, "UserGrantRole", { user: "alice", role: "app" })
       const r = await callAs(c.auth, "AuthEnable", {})
@@ -35,18 +38,20 @@ describe("client credentials", () => {
   it("allowed and denied as the user; no credentials is the empty user; a wrong password fails the connection", async () => {
     const alice = { username: "alice", password: "alicepw" }
     expect(await withClient(srv.endpoint, (c) => message(c.kv.put("/app/x", "1")), alice)).toBe("ok")
-    expect(await withClient(srv.endpoint, (c) => message(c.kv.put("other", "1")), alice)).toBe("etcdserver: permission denied")
-    expect(await withClient(srv.endpoint, (c) => message(c.kv.get("/app/x")))).toBe("etcdserver: user name is empty")
-    await expect(withClient(srv.endpoint, (c) => c.kv.get("/app/x"), { username: "alice", password: "bad" })).rejects.toThrow(
-      "etcdserver: authentication failed, invalid user ID or password"
+    expect(await withClient(srv.endpoint, (c) => message(c.kv.put("other", "1")), alice)).toBe(
+      "etcdserver: permission denied"
     )
+    expect(await withClient(srv.endpoint, (c) => message(c.kv.get("/app/x")))).toBe("etcdserver: user name is empty")
+    await expect(
+      withClient(srv.endpoint, (c) => c.kv.get("/app/x"), { username: "alice", password: "bad" })
+    ).rejects.toThrow("etcdserver: authentication failed, invalid user ID or password")
   })
 
   it("authenticates again when its simple token has expired (--auth-token-ttl 1)", async () => {
     const got = await withClient(
       srv.endpoint,
       (c) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* c.kv.put("/app/y", "1")
           // the server's keeper drops the token within 1 s after its TTL
           yield* Effect.promise(() => sleep(2500))

@@ -29,7 +29,8 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
 
   /** Remaining TTLs tick while the two commands run: compare them apart, within a second. */
   const ttls = (text: string) => [...text.matchAll(/remaining\((\d+)s\)|"ttl":(\d+)/g)].map((m) => Number(m[1] ?? m[2]))
-  const withoutTtls = (text: string) => text.replace(/remaining\(\d+s\)/g, "remaining(*)").replace(/"ttl":\d+/g, '"ttl":*')
+  const withoutTtls = (text: string) =>
+    text.replace(/remaining\(\d+s\)/g, "remaining(*)").replace(/"ttl":\d+/g, '"ttl":*')
 
   /** Runs the same command both ways and expects the same stdout and exit status. */
   const same = async (...args: Array<string>) => {
@@ -42,38 +43,42 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     return a
   }
 
-  it.skipIf(!etcdctlAvailable)("put, get and del print what etcdctl prints", async () => {
-    expect((await ours("put", "/cli/a", "1")).stdout).toBe("OK\n")
-    await theirs("put", "/cli/b", "2")
-    await ours("put", "/cli/c", "3")
-    await theirs("put", "/cli/a", "4")
-    // Reads do not change the store: run them side by side (process start-up dominates).
-    const reads: Array<Array<string>> = [
-      ["get", "/cli/", "--prefix"],
-      ["get", "/cli/", "--prefix", "--limit", "2", "--keys-only"],
-      ["get", "/cli/a", "--rev", "2"],
-      ["get", "/cli/a", "/cli/c"],
-      ["get", "/cli/", "--prefix", "-w", "json"],
-      ["get", "/cli/", "--prefix", "--limit", "2", "--keys-only", "-w", "json"],
-      ["get", "/cli/b", "--from-key", "-w", "json"],
-      ["get", "/cli/nothing", "-w", "json"],
-      ["del", "/cli/nothing"]
-    ]
-    for (let i = 0; i < reads.length; i += 4) await Promise.all(reads.slice(i, i + 4).map((args) => same(...args)))
-    const prev = await ours("put", "/cli/a", "5", "--prev-kv")
-    expect(prev.stdout).toBe("OK\n/cli/a\n4\n")
-    // Deletes change the store: compare each against the other's effect on twin keys.
-    await theirs("put", "/cli2/x", "1")
-    await theirs("put", "/cli3/x", "1")
-    const a = await ours("del", "/cli2/", "--prefix", "--prev-kv")
-    const b = await theirs("del", "/cli3/", "--prefix", "--prev-kv")
-    expect(a.stdout).toBe(b.stdout.replace("/cli3/x", "/cli2/x"))
-    const aj = await ours("del", "/cli/c", "-w", "json")
-    const bj = await theirs("del", "/cli/b", "-w", "json")
-    const revision = (s: string) => JSON.parse(s.replace(/:(\d{16,})/g, ':"$1"')).header.revision
-    expect(aj.stdout.replace(/"revision":\d+/, "")).toBe(bj.stdout.replace(/"revision":\d+/, ""))
-    expect(revision(bj.stdout)).toBe(revision(aj.stdout) + 1)
-  }, 60_000)
+  it.skipIf(!etcdctlAvailable)(
+    "put, get and del print what etcdctl prints",
+    async () => {
+      expect((await ours("put", "/cli/a", "1")).stdout).toBe("OK\n")
+      await theirs("put", "/cli/b", "2")
+      await ours("put", "/cli/c", "3")
+      await theirs("put", "/cli/a", "4")
+      // Reads do not change the store: run them side by side (process start-up dominates).
+      const reads: Array<Array<string>> = [
+        ["get", "/cli/", "--prefix"],
+        ["get", "/cli/", "--prefix", "--limit", "2", "--keys-only"],
+        ["get", "/cli/a", "--rev", "2"],
+        ["get", "/cli/a", "/cli/c"],
+        ["get", "/cli/", "--prefix", "-w", "json"],
+        ["get", "/cli/", "--prefix", "--limit", "2", "--keys-only", "-w", "json"],
+        ["get", "/cli/b", "--from-key", "-w", "json"],
+        ["get", "/cli/nothing", "-w", "json"],
+        ["del", "/cli/nothing"]
+      ]
+      for (let i = 0; i < reads.length; i += 4) await Promise.all(reads.slice(i, i + 4).map((args) => same(...args)))
+      const prev = await ours("put", "/cli/a", "5", "--prev-kv")
+      expect(prev.stdout).toBe("OK\n/cli/a\n4\n")
+      // Deletes change the store: compare each against the other's effect on twin keys.
+      await theirs("put", "/cli2/x", "1")
+      await theirs("put", "/cli3/x", "1")
+      const a = await ours("del", "/cli2/", "--prefix", "--prev-kv")
+      const b = await theirs("del", "/cli3/", "--prefix", "--prev-kv")
+      expect(a.stdout).toBe(b.stdout.replace("/cli3/x", "/cli2/x"))
+      const aj = await ours("del", "/cli/c", "-w", "json")
+      const bj = await theirs("del", "/cli/b", "-w", "json")
+      const revision = (s: string) => JSON.parse(s.replace(/:(\d{16,})/g, ':"$1"')).header.revision
+      expect(aj.stdout.replace(/"revision":\d+/, "")).toBe(bj.stdout.replace(/"revision":\d+/, ""))
+      expect(revision(bj.stdout)).toBe(revision(aj.stdout) + 1)
+    },
+    60_000
+  )
 
   it.skipIf(!etcdctlAvailable)("reports etcd's errors like etcdctl, with exit code 1", async () => {
     const a = await ours("put", "", "x")
@@ -81,12 +86,23 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     expect(a.code).toBe(1)
     expect(a.stderr.trim()).toBe("Error: etcdserver: key is not provided")
     expect(lastLine(b.stderr)).toBe(a.stderr.trim())
-    const rev = Number(JSON.parse((await theirs("put", "/cli/compact", "x", "-w", "json")).stdout.replace(/:(\d{16,})/g, ':"$1"')).header.revision)
+    const rev = Number(
+      JSON.parse((await theirs("put", "/cli/compact", "x", "-w", "json")).stdout.replace(/:(\d{16,})/g, ':"$1"')).header
+        .revision
+    )
     expect((await ours("compaction", String(rev))).stdout).toBe(`compacted revision ${rev}\n`)
     const again = await ours("compaction", String(rev))
     expect(again.code).toBe(1)
     expect(again.stderr.trim()).toBe(lastLine((await theirs("compaction", String(rev))).stderr))
-    const unreachable = await runCommand("node", [MAIN, "get", "x", "--endpoints", "127.0.0.1:1", "--dial-timeout", "300ms"])
+    const unreachable = await runCommand("node", [
+      MAIN,
+      "get",
+      "x",
+      "--endpoints",
+      "127.0.0.1:1",
+      "--dial-timeout",
+      "300ms"
+    ])
     expect(unreachable.code).toBe(1)
     expect(unreachable.stderr.trim()).toBe("Error: context deadline exceeded")
   })
@@ -174,7 +190,8 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     if (list.length === 0) onTestFailed(() => console.error(`spawned commands of the failed test:\n${report(list)}`))
     list.push({
       command,
-      describe: () => `pid ${child.pid}, ${exitCode === undefined ? "running" : `exited ${exitCode}`}\nstdout: ${stdout}\nstderr: ${stderr}`
+      describe: () =>
+        `pid ${child.pid}, ${exitCode === undefined ? "running" : `exited ${exitCode}`}\nstdout: ${stdout}\nstderr: ${stderr}`
     })
     return {
       output: () => stdout,
@@ -193,22 +210,26 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     }
   }
 
-  it.skipIf(!etcdctlAvailable)("watch prints events exactly as etcdctl watch (simple and json)", async () => {
-    for (const extra of [[], ["--prev-kv"], ["-w", "json"], ["--prev-kv", "-w", "json"]]) {
-      const key = `/w${extra.join("")}/`
-      await watchersAre(0) // the previous round's commands have left the server
-      const a = start("node", [MAIN, "watch", key, "--prefix", ...extra, "--endpoints", etcd.endpoint])
-      const b = start(ETCDCTL_BIN, ["--endpoints", etcd.endpoint, "watch", key, "--prefix", ...extra])
-      await watchersAre(2) // both registered on the server
-      await theirs("put", `${key}a`, "1")
-      await theirs("put", `${key}a`, "2")
-      await theirs("del", `${key}a`)
-      expect(await a.waitFor(extra.includes("json") ? '"type":1' : "DELETE")).toBe(true)
-      expect(await b.waitFor(extra.includes("json") ? '"type":1' : "DELETE")).toBe(true)
-      const [ra, rb] = [await a.stop(), await b.stop()]
-      expect(ra.stdout, ra.stderr).toBe(rb.stdout)
-    }
-  }, 60_000)
+  it.skipIf(!etcdctlAvailable)(
+    "watch prints events exactly as etcdctl watch (simple and json)",
+    async () => {
+      for (const extra of [[], ["--prev-kv"], ["-w", "json"], ["--prev-kv", "-w", "json"]]) {
+        const key = `/w${extra.join("")}/`
+        await watchersAre(0) // the previous round's commands have left the server
+        const a = start("node", [MAIN, "watch", key, "--prefix", ...extra, "--endpoints", etcd.endpoint])
+        const b = start(ETCDCTL_BIN, ["--endpoints", etcd.endpoint, "watch", key, "--prefix", ...extra])
+        await watchersAre(2) // both registered on the server
+        await theirs("put", `${key}a`, "1")
+        await theirs("put", `${key}a`, "2")
+        await theirs("del", `${key}a`)
+        expect(await a.waitFor(extra.includes("json") ? '"type":1' : "DELETE")).toBe(true)
+        expect(await b.waitFor(extra.includes("json") ? '"type":1' : "DELETE")).toBe(true)
+        const [ra, rb] = [await a.stop(), await b.stop()]
+        expect(ra.stdout, ra.stderr).toBe(rb.stdout)
+      }
+    },
+    60_000
+  )
 
   it("watch keeps going across a server crash and restart, without gaps or repeats", async () => {
     await watchersAre(0) // the previous test's commands have left the server
@@ -220,13 +241,15 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     for (let i = 0; i < 5; i++) await theirs("put", `/rs/${i}`, `after${i}`)
     expect(await w.waitFor("after4")).toBe(true)
     const { stdout } = await w.stop()
-    const expected = [0, 1, 2, 3, 4].map((i) => `PUT\n/rs/${i}\nbefore${i}\n`).join("") +
+    const expected =
+      [0, 1, 2, 3, 4].map((i) => `PUT\n/rs/${i}\nbefore${i}\n`).join("") +
       [0, 1, 2, 3, 4].map((i) => `PUT\n/rs/${i}\nafter${i}\n`).join("")
     expect(stdout).toBe(expected)
   }, 30_000)
 
   it("watch from a compacted revision prints etcdctl's cancel messages and exits 1", async () => {
-    const rev = JSON.parse((await theirs("put", "/cw/a", "1", "-w", "json")).stdout.replace(/:(\d{16,})/g, ':"$1"')).header.revision
+    const rev = JSON.parse((await theirs("put", "/cw/a", "1", "-w", "json")).stdout.replace(/:(\d{16,})/g, ':"$1"'))
+      .header.revision
     await theirs("put", "/cw/a", "2")
     await theirs("compaction", String(Number(rev) + 1))
     const a = await ours("watch", "/cw/a", "--rev", String(rev))

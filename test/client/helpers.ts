@@ -71,20 +71,15 @@ export const writeHistory = (
       if (i % deleteEvery === deleteEvery - 1) {
         // A key of its own, put then deleted: two revisions, the second a DELETE event.
         const k = `${options.prefix}d${i}`
-        return Effect.zipWith(
-          client.kv.put(k, value),
-          client.kv.delete(k),
-          (p, d): Array<Expected> => [
-            { rev: p.header.revision, type: 0, key: k, value },
-            { rev: d.header.revision, type: 1, key: k, value: "" }
-          ]
-        )
+        return Effect.zipWith(client.kv.put(k, value), client.kv.delete(k), (p, d): Array<Expected> => [
+          { rev: p.header.revision, type: 0, key: k, value },
+          { rev: d.header.revision, type: 1, key: k, value: "" }
+        ])
       }
       if (i % txnEvery === txnEvery - 1) {
         const ks = [0, 1, 2].map((j) => `${options.prefix}t${(i + j) % keys}`)
-        return Effect.map(
-          client.kv.txn().success(...ks.map((k) => Op.put(k, value))).commit,
-          (r) => ks.map((k) => ({ rev: r.header.revision, type: 0, key: k, value }) as const)
+        return Effect.map(client.kv.txn().success(...ks.map((k) => Op.put(k, value))).commit, (r) =>
+          ks.map((k) => ({ rev: r.header.revision, type: 0, key: k, value }) as const)
         )
       }
       return Effect.map(client.kv.put(key, value), (r) => [{ rev: r.header.revision, type: 0, key, value }])
@@ -99,7 +94,11 @@ export const lastRevision = (history: ReadonlyArray<Expected>): bigint => histor
  * Collects a watch until it delivered an event at or after `until`, or until it stays silent for
  * `idle` (then the comparison with the history shows what is missing, instead of a test timeout).
  */
-export const collectUntil = (stream: Stream.Stream<WatchResponse, unknown>, until: bigint, idle: Duration.DurationInput = "8 seconds") =>
+export const collectUntil = (
+  stream: Stream.Stream<WatchResponse, unknown>,
+  until: bigint,
+  idle: Duration.DurationInput = "8 seconds"
+) =>
   stream.pipe(
     Stream.timeout(idle),
     Stream.takeUntil((r) => r.events.length > 0 && r.events[r.events.length - 1]!.kv.modRevision >= until),
@@ -107,7 +106,8 @@ export const collectUntil = (stream: Stream.Stream<WatchResponse, unknown>, unti
     Effect.map((c) => Array.from(c))
   )
 
-const show = (e: Expected | undefined) => (e === undefined ? "nothing" : `${e.type === 0 ? "PUT" : "DELETE"} ${e.key}@${e.rev}`)
+const show = (e: Expected | undefined) =>
+  e === undefined ? "nothing" : `${e.type === 0 ? "PUT" : "DELETE"} ${e.key}@${e.rev}`
 
 /**
  * The watch guarantees against the oracle: exactly the history (no loss, no duplicate, same order,
@@ -120,11 +120,19 @@ export const historyProblems = (
 ): Array<string> => {
   const problems: Array<string> = []
   const delivered = flatten(responses)
-  if (delivered.length !== history.length) problems.push(`delivered ${delivered.length} events, history has ${history.length}`)
+  if (delivered.length !== history.length)
+    problems.push(`delivered ${delivered.length} events, history has ${history.length}`)
   for (let i = 0; i < Math.max(delivered.length, history.length); i++) {
     const d = delivered[i]
     const h = history[i]
-    if (d === undefined || h === undefined || d.rev !== h.rev || d.type !== h.type || d.key !== h.key || d.value !== h.value) {
+    if (
+      d === undefined ||
+      h === undefined ||
+      d.rev !== h.rev ||
+      d.type !== h.type ||
+      d.key !== h.key ||
+      d.value !== h.value
+    ) {
       problems.push(`event #${i}: delivered ${show(d)}, history ${show(h)}`)
       break
     }
@@ -133,7 +141,8 @@ export const historyProblems = (
   for (const r of responses) {
     if (r.events.length === 0) continue
     const first = r.events[0]!.kv.modRevision
-    if (first <= previousLast) problems.push(`revision ${first} split across responses (previous ended at ${previousLast})`)
+    if (first <= previousLast)
+      problems.push(`revision ${first} split across responses (previous ended at ${previousLast})`)
     previousLast = r.events[r.events.length - 1]!.kv.modRevision
   }
   return problems

@@ -45,7 +45,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("reads ranges with prefix, from-key, limit, keys-only, count-only, revision and sort", async () => {
     const r = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const first = yield* c.kv.put("/rng/a", "1")
         yield* c.kv.put("/rng/b", "2")
         yield* c.kv.put("/rng/c", "3")
@@ -76,7 +76,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("deletes with previous values and counts", async () => {
     const r = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* c.kv.put("/del/a", "1")
         yield* c.kv.put("/del/b", "2")
         return yield* c.kv.delete("/del/", { prefix: true, prevKv: true })
@@ -88,18 +88,18 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("runs transactions with typed results for the branch taken", async () => {
     const r = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         yield* c.kv.put("/txn/k", "v1")
-        const ok = yield* c.kv.txn()
+        const ok = yield* c.kv
+          .txn()
           .when(Compare.value("/txn/k").equals("v1"), Compare.version("/txn/k").greater(0))
           .success(Op.put("/txn/k", "v2", { prevKv: true }), Op.get("/txn/k"))
-          .failure(Op.delete("/txn/k"))
-          .commit
-        const no = yield* c.kv.txn()
+          .failure(Op.delete("/txn/k")).commit
+        const no = yield* c.kv
+          .txn()
           .when(Compare.modRevision("/txn/k").less(1))
           .success(Op.put("/txn/k", "never"))
-          .failure(Op.get("/txn/k"), Op.txn([], [Op.get("/txn/missing")], []))
-          .commit
+          .failure(Op.get("/txn/k"), Op.txn([], [Op.get("/txn/missing")], [])).commit
         return { ok, no }
       })
     )
@@ -121,13 +121,22 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
     const empty = await fail((c) => c.kv.put("", "x"))
     expect([empty.code, empty.message]).toEqual([GrpcCode.InvalidArgument, "etcdserver: key is not provided"])
     const dup = await fail((c) => c.kv.txn().success(Op.put("/e/a", "1"), Op.put("/e/a", "2")).commit)
-    expect([dup.code, dup.message]).toEqual([GrpcCode.InvalidArgument, "etcdserver: duplicate key given in txn request"])
+    expect([dup.code, dup.message]).toEqual([
+      GrpcCode.InvalidArgument,
+      "etcdserver: duplicate key given in txn request"
+    ])
     const future = await fail((c) => c.kv.compact(1_000_000))
-    expect([future.code, future.message]).toEqual([GrpcCode.OutOfRange, "etcdserver: mvcc: required revision is a future revision"])
+    expect([future.code, future.message]).toEqual([
+      GrpcCode.OutOfRange,
+      "etcdserver: mvcc: required revision is a future revision"
+    ])
     const rev = await run((c) => Effect.map(c.kv.put("/e/b", "1"), (p) => p.header.revision))
     await run((c) => c.kv.compact(rev))
     const again = await fail((c) => c.kv.compact(rev))
-    expect([again.code, again.message]).toEqual([GrpcCode.OutOfRange, "etcdserver: mvcc: required revision has been compacted"])
+    expect([again.code, again.message]).toEqual([
+      GrpcCode.OutOfRange,
+      "etcdserver: mvcc: required revision has been compacted"
+    ])
     const old = await fail((c) => c.kv.get("/e/b", { revision: rev - 1n }))
     expect(old.message).toBe("etcdserver: mvcc: required revision has been compacted")
     const noLease = await fail((c) => c.lease.revoke(0x1234n))
@@ -136,7 +145,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("grants, lists, inspects and revokes leases; revoking deletes attached keys", async () => {
     const r = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const lease = yield* c.lease.grant(60)
         yield* c.kv.put("/lease/a", "1", { lease: lease.id })
         const ttl = yield* c.lease.timeToLive(lease.id, { keys: true })
@@ -158,7 +167,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("keeps a lease alive across a broken connection", async () => {
     const r = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const direct = yield* scopedClient(env.server.endpoint)
         const viaProxy = yield* scopedClient(env.proxy.endpoint)
         const lease = yield* direct.lease.grant(3)
@@ -186,7 +195,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("reports a revoked lease as lost", async () => {
     const lost = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* scopedClient(env.server.endpoint)
         const lease = yield* c.lease.grant(2)
         const ka = yield* c.lease.keepAlive(lease.id)
@@ -201,7 +210,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
 
   it("reports a lease as lost when no renewal can reach the server before it expires", async () => {
     const result = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const direct = yield* scopedClient(env.server.endpoint)
         const viaProxy = yield* scopedClient(env.proxy.endpoint)
         const lease = yield* direct.lease.grant(2)
@@ -226,7 +235,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (t
   it("keepAlive stops with its scope", async () => {
     const { id } = await run((c) => c.lease.grant(2))
     const fiber = Effect.runFork(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* scopedClient(env.server.endpoint)
         const ka = yield* c.lease.keepAlive(id)
         yield* Effect.sleep("500 millis")

@@ -54,8 +54,12 @@ const watchResponse = fc.record({
 type Generated = fc.Arbitrary<any> extends fc.Arbitrary<infer T> ? T : never
 
 const toWire = (r: Generated): unknown =>
-  JSON.parse(JSON.stringify(r, (_k, v) => (typeof v === "bigint" ? v.toString() : v instanceof Uint8Array ? { __b: [...v] } : v)), (_k, v) =>
-    v !== null && typeof v === "object" && "__b" in v ? Buffer.from(v.__b) : v)
+  JSON.parse(
+    JSON.stringify(r, (_k, v) =>
+      typeof v === "bigint" ? v.toString() : v instanceof Uint8Array ? { __b: [...v] } : v
+    ),
+    (_k, v) => (v !== null && typeof v === "object" && "__b" in v ? Buffer.from(v.__b) : v)
+  )
 
 const kvOf = (kv: any) => ({
   key: [...kv.key],
@@ -67,35 +71,53 @@ const kvOf = (kv: any) => ({
 })
 
 describe("watch codec", () => {
-  it.prop("decodes what protobufjs encodes", [watchResponse], ([r]) => {
-    const decoded = decodeWatchResponse(serializeResponse(toWire(r)))
-    expect(decoded.header).toEqual({
-      clusterId: r.header.cluster_id,
-      memberId: r.header.member_id,
-      revision: r.header.revision,
-      raftTerm: r.header.raft_term
-    })
-    expect(decoded.watchId).toBe(r.watch_id)
-    expect(decoded.created).toBe(r.created)
-    expect(decoded.canceled).toBe(r.canceled)
-    expect(decoded.compactRevision).toBe(r.compact_revision)
-    expect(decoded.cancelReason).toBe(r.cancel_reason)
-    expect(decoded.fragment).toBe(r.fragment)
-    expect(decoded.events.map((e) => ({
-      type: e.type,
-      kv: kvOf({ ...e.kv, create_revision: e.kv.createRevision, mod_revision: e.kv.modRevision }),
-      prevKv: e.prevKv === undefined ? null : kvOf({ ...e.prevKv, create_revision: e.prevKv.createRevision, mod_revision: e.prevKv.modRevision })
-    }))).toEqual(r.events.map((e: any) => ({
-      type: e.type,
-      kv: kvOf(e.kv),
-      prevKv: e.prev_kv === null ? null : kvOf(e.prev_kv)
-    })))
-  }, { fastCheck: { numRuns: 500 } })
+  it.prop(
+    "decodes what protobufjs encodes",
+    [watchResponse],
+    ([r]) => {
+      const decoded = decodeWatchResponse(serializeResponse(toWire(r)))
+      expect(decoded.header).toEqual({
+        clusterId: r.header.cluster_id,
+        memberId: r.header.member_id,
+        revision: r.header.revision,
+        raftTerm: r.header.raft_term
+      })
+      expect(decoded.watchId).toBe(r.watch_id)
+      expect(decoded.created).toBe(r.created)
+      expect(decoded.canceled).toBe(r.canceled)
+      expect(decoded.compactRevision).toBe(r.compact_revision)
+      expect(decoded.cancelReason).toBe(r.cancel_reason)
+      expect(decoded.fragment).toBe(r.fragment)
+      expect(
+        decoded.events.map((e) => ({
+          type: e.type,
+          kv: kvOf({ ...e.kv, create_revision: e.kv.createRevision, mod_revision: e.kv.modRevision }),
+          prevKv:
+            e.prevKv === undefined
+              ? null
+              : kvOf({ ...e.prevKv, create_revision: e.prevKv.createRevision, mod_revision: e.prevKv.modRevision })
+        }))
+      ).toEqual(
+        r.events.map((e: any) => ({
+          type: e.type,
+          kv: kvOf(e.kv),
+          prevKv: e.prev_kv === null ? null : kvOf(e.prev_kv)
+        }))
+      )
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 
   it("skips unknown fields of every wire type", () => {
-    const known = serializeResponse({ header: { revision: "7" }, watch_id: "3", events: [{ type: 1, kv: { key: Buffer.from("k"), mod_revision: "7" } }] })
+    const known = serializeResponse({
+      header: { revision: "7" },
+      watch_id: "3",
+      events: [{ type: 1, kv: { key: Buffer.from("k"), mod_revision: "7" } }]
+    })
     // field 15 varint, field 16 fixed64, field 17 length-delimited, field 18 fixed32
-    const unknown = Buffer.from([0x78, 0x96, 0x01, 0x81, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 0x8a, 0x01, 2, 0xaa, 0xbb, 0x95, 0x01, 1, 2, 3, 4])
+    const unknown = Buffer.from([
+      0x78, 0x96, 0x01, 0x81, 0x01, 1, 2, 3, 4, 5, 6, 7, 8, 0x8a, 0x01, 2, 0xaa, 0xbb, 0x95, 0x01, 1, 2, 3, 4
+    ])
     const decoded = decodeWatchResponse(Buffer.concat([unknown, known, unknown]))
     expect(decoded.header.revision).toBe(7n)
     expect(decoded.watchId).toBe(3)
@@ -105,21 +127,25 @@ describe("watch codec", () => {
   })
 
   it("rejects a truncated message", () => {
-    const full = serializeResponse({ events: [{ kv: { key: Buffer.from("some key"), value: Buffer.from("some value") } }] })
+    const full = serializeResponse({
+      events: [{ kv: { key: Buffer.from("some key"), value: Buffer.from("some value") } }]
+    })
     expect(() => decodeWatchResponse(full.subarray(0, full.length - 3))).toThrow(RangeError)
   })
 
   it.prop(
     "encodes create requests protobufjs reads back",
-    [fc.record({
-      key: bytes,
-      rangeEnd: bytes,
-      startRevision: int64,
-      progressNotify: fc.boolean(),
-      filters: fc.subarray([0, 1]),
-      prevKv: fc.boolean(),
-      fragment: fc.boolean()
-    })],
+    [
+      fc.record({
+        key: bytes,
+        rangeEnd: bytes,
+        startRevision: int64,
+        progressNotify: fc.boolean(),
+        filters: fc.subarray([0, 1]),
+        prevKv: fc.boolean(),
+        fragment: fc.boolean()
+      })
+    ],
     ([c]) => {
       const decoded = deserializeRequest(encodeCreateRequest(c))
       expect(decoded.request_union).toBe("create_request")
@@ -155,17 +181,21 @@ describe("key ranges (clientv3 op.go)", () => {
     expect(prefixEnd(b("a\xff"))).toEqual(b("b"))
     expect(prefixEnd(b("\xff\xff"))).toEqual(b("\x00"))
   })
-  it.prop("every key with the prefix is inside [key, end), and the end is outside", [fc.uint8Array({ minLength: 1, maxLength: 6 }), fc.uint8Array({ maxLength: 4 })], ([prefix, suffix]) => {
-    const end = prefixEnd(prefix)
-    const key = Buffer.concat([prefix, suffix])
-    const allFF = prefix.every((x) => x === 0xff)
-    if (!allFF) {
-      expect(Buffer.compare(key, Buffer.from(end))).toBeLessThan(0)
-      expect(Buffer.from(end).subarray(0, prefix.length).equals(Buffer.from(prefix))).toBe(false)
-    } else {
-      expect(end).toEqual(new Uint8Array([0]))
+  it.prop(
+    "every key with the prefix is inside [key, end), and the end is outside",
+    [fc.uint8Array({ minLength: 1, maxLength: 6 }), fc.uint8Array({ maxLength: 4 })],
+    ([prefix, suffix]) => {
+      const end = prefixEnd(prefix)
+      const key = Buffer.concat([prefix, suffix])
+      const allFF = prefix.every((x) => x === 0xff)
+      if (!allFF) {
+        expect(Buffer.compare(key, Buffer.from(end))).toBeLessThan(0)
+        expect(Buffer.from(end).subarray(0, prefix.length).equals(Buffer.from(prefix))).toBe(false)
+      } else {
+        expect(end).toEqual(new Uint8Array([0]))
+      }
     }
-  })
+  )
   it("empty key with prefix or fromKey means every key", () => {
     expect(keyRange("", { prefix: true })).toEqual({ key: b("\x00"), rangeEnd: b("\x00") })
     expect(keyRange("", { fromKey: true })).toEqual({ key: b("\x00"), rangeEnd: b("\x00") })

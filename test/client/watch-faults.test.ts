@@ -7,7 +7,15 @@
 import { Effect, Fiber, Stream } from "effect"
 import { describe, expect, it } from "vitest"
 import { serverTargets } from "../support/servers.js"
-import { collectUntil, historyProblems, lastRevision, provideClient, scopedClient, useProxiedServer, writeHistory } from "./helpers.js"
+import {
+  collectUntil,
+  historyProblems,
+  lastRevision,
+  provideClient,
+  scopedClient,
+  useProxiedServer,
+  writeHistory
+} from "./helpers.js"
 import { EtcdClient } from "../../src/client/index.js"
 
 const SEED = Number(process.env.FAULT_SEED ?? Date.now() % 100000)
@@ -29,8 +37,9 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
     // about resuming (the live-writes test below cuts by time, with small responses).
     const stop = env.proxy.cutEachConnection({ seed: SEED, minBytes: 5_000, maxBytes: 350_000 })
     const responses = await Effect.runPromise(
-      Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/catchup/", { prefix: true, startRevision: history[0]!.rev }), until))
-        .pipe(provideClient(env.proxy.endpoint))
+      Effect.flatMap(EtcdClient, (c) =>
+        collectUntil(c.watch("/catchup/", { prefix: true, startRevision: history[0]!.rev }), until)
+      ).pipe(provideClient(env.proxy.endpoint))
     ).finally(stop)
     expect(env.proxy.stats.cuts - cutsBefore).toBeGreaterThanOrEqual(3)
     expect(historyProblems(responses, history)).toEqual([])
@@ -38,7 +47,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
 
   it(`live writes while the connection is cut at random (seed ${SEED + 1})`, async () => {
     const result = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const direct = yield* scopedClient(env.server.endpoint)
         const viaProxy = yield* EtcdClient
         // createdNotify: the created header revision is where the watch begins (exclusive).
@@ -57,7 +66,10 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
         const end = yield* direct.kv.put("/live/end", "done")
         const responses = Array.from(yield* Fiber.join(fiber))
         stop()
-        return { responses, history: [...history, { rev: end.header.revision, type: 0 as const, key: "/live/end", value: "done" }] }
+        return {
+          responses,
+          history: [...history, { rev: end.header.revision, type: 0 as const, key: "/live/end", value: "done" }]
+        }
       }).pipe(Effect.scoped, provideClient(env.proxy.endpoint))
     )
     expect(result.responses[0]!.created).toBe(true)
@@ -67,7 +79,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
 
   it("keeps watching across a server crash and restart", async () => {
     const result = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const client = yield* EtcdClient
         const before = yield* writeHistory(client, { prefix: "/restart/", count: 200 })
         const fiber = yield* client.watch("/restart/", { prefix: true, startRevision: before[0]!.rev }).pipe(
@@ -83,7 +95,11 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
         const responses = Array.from(yield* Fiber.join(fiber))
         return {
           responses,
-          history: [...before, ...after, { rev: end.header.revision, type: 0 as const, key: "/restart/end", value: "done" }]
+          history: [
+            ...before,
+            ...after,
+            { rev: end.header.revision, type: 0 as const, key: "/restart/end", value: "done" }
+          ]
         }
       }).pipe(provideClient(env.server.endpoint))
     )
@@ -105,8 +121,9 @@ describe.each(serverTargets.filter((t) => t.enabled))("fragmented catch-up under
     const until = lastRevision(history)
     // First without faults: the first response must carry more than one fragment's worth.
     const clean = await Effect.runPromise(
-      Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until))
-        .pipe(provideClient(env.server.endpoint))
+      Effect.flatMap(EtcdClient, (c) =>
+        collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until)
+      ).pipe(provideClient(env.server.endpoint))
     )
     expect(historyProblems(clean, history)).toEqual([])
     const firstBytes = clean[0]!.events.reduce((n, e) => n + e.kv.key.length + e.kv.value.length, 0)
@@ -116,8 +133,9 @@ describe.each(serverTargets.filter((t) => t.enabled))("fragmented catch-up under
     const stopTimed = env.proxy.chaos({ seed: SEED + 200, minMs: 50, maxMs: 300 })
     const stop = () => (stopBytes(), stopTimed())
     const faulted = await Effect.runPromise(
-      Effect.flatMap(EtcdClient, (c) => collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until))
-        .pipe(provideClient(env.proxy.endpoint))
+      Effect.flatMap(EtcdClient, (c) =>
+        collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until)
+      ).pipe(provideClient(env.proxy.endpoint))
     ).finally(stop)
     expect(historyProblems(faulted, history)).toEqual([])
   }, 60_000)

@@ -39,7 +39,10 @@ describe("WatchStreams service", () => {
       Layer.provide(ClientConnection.layer({ endpoints: [member.endpoint] }))
     )
     const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
-    return { streams: Context.get(context, WatchStreams), close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+    return {
+      streams: Context.get(context, WatchStreams),
+      close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    }
   }
 
   /** One watch on `key` with the metadata of `requireLeader`; its responses are collected in the background. */

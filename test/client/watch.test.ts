@@ -26,7 +26,8 @@ import { EtcdProcess, skipEtcd } from "../support/etcd.js"
 import { serverTargets, type TestServer } from "../support/servers.js"
 import { clientLayer, provideClient, scopedClient } from "./helpers.js"
 
-const keys = (r: WatchResponse) => r.events.map((e) => `${e.type === EventType.PUT ? "PUT" : "DELETE"} ${toText(e.kv.key)}`)
+const keys = (r: WatchResponse) =>
+  r.events.map((e) => `${e.type === EventType.PUT ? "PUT" : "DELETE"} ${toText(e.kv.key)}`)
 
 /** Polls `read` until it returns `expected` (or is unobservable: undefined), up to 5 s. */
 const eventually = async (read: () => Promise<number | undefined>, expected: number): Promise<void> => {
@@ -59,7 +60,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("delivers puts and deletes in order, with previous values", async () => {
     const responses = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fiber = yield* Effect.fork(collectN(c.watch("/pv/a", { prevKv: true }), 3))
         yield* Effect.sleep("50 millis")
         yield* c.kv.put("/pv/a", "1")
@@ -83,7 +84,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("filters PUT or DELETE events", async () => {
     const [noPut, noDelete] = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* Effect.fork(collectN(c.watch("/flt/", { prefix: true, noPut: true }), 1))
         const b = yield* Effect.fork(collectN(c.watch("/flt/", { prefix: true, noDelete: true }), 2))
         yield* Effect.sleep("50 millis")
@@ -99,7 +100,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("selects keys by range, from-key and prefix as etcd does", async () => {
     const [range, fromKey, prefix] = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // from the next revision: however late a watch registers, it replays the puts below
         const from = (yield* c.kv.put("/ra", "outside every watched range")).header.revision + 1n
         const a = yield* Effect.fork(collectN(c.watch("/rg/b", { rangeEnd: "/rg/d", startRevision: from }), 2))
@@ -116,7 +117,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("replays history from a start revision, whole revisions per response", async () => {
     const { responses, txnRev } = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const first = yield* c.kv.put("/hist/a", "1")
         const txn = yield* c.kv.txn().success(Op.put("/hist/b", "2"), Op.put("/hist/c", "2")).commit
         const responses = yield* c.watch("/hist/", { prefix: true, startRevision: first.header.revision }).pipe(
@@ -137,7 +138,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("reports creation first with createdNotify, at the revision the watch starts after", async () => {
     const [responses, put] = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const before = yield* c.kv.put("/cn/x", "0")
         const fiber = yield* Effect.fork(collectN(c.watch("/cn/x", { createdNotify: true }), 2))
         yield* Effect.sleep("100 millis")
@@ -154,7 +155,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
   it("multiplexes watches with equal metadata onto one gRPC stream", async () => {
     await eventually(() => server.watchStreamCount(), 0)
     await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const consume = (s: Stream.Stream<WatchResponse, WatchError>) => Effect.forkScoped(Stream.runDrain(s))
         yield* consume(c.watch("/mx/a"))
         yield* consume(c.watch("/mx/b", { prefix: true }))
@@ -174,7 +175,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("cancels a watch on the server when its consumer stops; the stream stays for the others", async () => {
     await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const other = yield* Effect.fork(collectN(c.watch("/cc/other"), 1))
         yield* Effect.promise(() => eventually(() => server.watcherCount(), 1))
         // A consumer that takes one response and stops.
@@ -221,14 +222,15 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("fails a watch behind the compaction with WatchCompacted and the compact revision", async () => {
     const result = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const first = yield* c.kv.put("/cp/a", "1")
         let last = first
         for (let i = 0; i < 5; i++) last = yield* c.kv.put("/cp/a", `${i}`)
         yield* c.kv.compact(last.header.revision)
         const keep = yield* Effect.fork(Stream.runDrain(c.watch("/cp/keep")))
-        const exit = yield* Stream.runCollect(c.watch("/cp/", { prefix: true, startRevision: first.header.revision }))
-          .pipe(Effect.exit)
+        const exit = yield* Stream.runCollect(
+          c.watch("/cp/", { prefix: true, startRevision: first.header.revision })
+        ).pipe(Effect.exit)
         // The client cancels the compacted watcher on the server (etcd keeps it until told).
         yield* Effect.promise(() => eventually(() => server.watcherCount(), 1))
         yield* Fiber.interrupt(keep)
@@ -244,7 +246,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
 
   it("requestProgress reaches every watch on the stream", async () => {
     const [a, b, rev] = await run((c) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const a = yield* Effect.fork(collectN(c.watch("/rp/a", { createdNotify: true }), 2))
         const b = yield* Effect.fork(collectN(c.watch("/rp/b", { createdNotify: true }), 2))
         yield* Effect.promise(() => eventually(() => server.watcherCount(), 2))
@@ -275,16 +277,14 @@ describe.skipIf(skipEtcd)("watch permissions (etcd 3.4 with auth)", () => {
 
   beforeAll(async () => {
     etcd = await EtcdProcess.start()
-    for (
-      const args of [
-        ["user", "add", "root:rootpw"],
-        ["role", "add", "reader"],
-        ["role", "grant-permission", "reader", "read", "/allowed/", "--prefix=true"],
-        ["user", "add", "alice:alicepw"],
-        ["user", "grant-role", "alice", "reader"],
-        ["auth", "enable"]
-      ]
-    ) {
+    for (const args of [
+      ["user", "add", "root:rootpw"],
+      ["role", "add", "reader"],
+      ["role", "grant-permission", "reader", "read", "/allowed/", "--prefix=true"],
+      ["user", "add", "alice:alicepw"],
+      ["user", "grant-role", "alice", "reader"],
+      ["auth", "enable"]
+    ]) {
       const r = await etcd.etcdctl(args)
       expect(r.code, r.stderr).toBe(0)
     }
@@ -304,13 +304,12 @@ describe.skipIf(skipEtcd)("watch permissions (etcd 3.4 with auth)", () => {
 
   it("fails a watch on a forbidden range with WatchPermissionDenied; allowed ranges work", async () => {
     const result = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* scopedClient(etcd.endpoint, { metadata: { token } })
         const denied = yield* Stream.runCollect(c.watch("/secret/", { prefix: true })).pipe(Effect.flip)
-        const allowed = yield* c.watch("/allowed/", { prefix: true, createdNotify: true }).pipe(
-          Stream.take(1),
-          Stream.runCollect
-        )
+        const allowed = yield* c
+          .watch("/allowed/", { prefix: true, createdNotify: true })
+          .pipe(Stream.take(1), Stream.runCollect)
         return { denied, allowed: Chunk.toArray(allowed) }
       }).pipe(Effect.scoped)
     )
@@ -332,12 +331,16 @@ describe.skipIf(skipEtcd)("watch without a leader (etcd 3.4, two members)", () =
 
   it("fails a require-leader watch with WatchNoLeader when quorum is lost; other watches go on", async () => {
     const result = await Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* scopedClient(members[0]!.endpoint)
         const created = (s: Stream.Stream<WatchResponse, WatchError>) =>
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const latch = yield* Effect.makeLatch(false)
-            const fiber = yield* s.pipe(Stream.tap((r) => (r.created ? latch.open : Effect.void)), Stream.runDrain, Effect.fork)
+            const fiber = yield* s.pipe(
+              Stream.tap((r) => (r.created ? latch.open : Effect.void)),
+              Stream.runDrain,
+              Effect.fork
+            )
             yield* latch.await
             return fiber
           })

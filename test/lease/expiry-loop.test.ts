@@ -10,7 +10,7 @@ import { memoryEnv } from "./helpers.js"
 
 describe("lease expiry loop", () => {
   it.effect("a defect in an expiry round fails the lessor's program", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const test = yield* TestClock.testClock()
       const broken = { on: false }
       // the TestClock, except that reading the time throws once the test says so
@@ -27,7 +27,7 @@ describe("lease expiry loop", () => {
       }
       const exit = yield* Effect.exit(
         failOnFatal(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const lessor = yield* Lessor
             yield* lessor.grant({ id: 1n, ttl: 5 })
             broken.on = true
@@ -37,14 +37,19 @@ describe("lease expiry loop", () => {
         )
       )
       const e = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-      expect(e).toMatchObject({ _tag: "LoopDied", loop: "lease expiry loop", message: "lease expiry loop died: clock broken" })
-    }))
+      expect(e).toMatchObject({
+        _tag: "LoopDied",
+        loop: "lease expiry loop",
+        message: "lease expiry loop died: clock broken"
+      })
+    })
+  )
 
   it.effect("with a working clock the same program keeps expiring leases", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const exit = yield* Effect.exit(
         failOnFatal(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const lessor = yield* Lessor
             yield* lessor.grant({ id: 1n, ttl: 5 })
             yield* TestClock.adjust("7 seconds")
@@ -53,5 +58,6 @@ describe("lease expiry loop", () => {
         )
       )
       expect(exit).toEqual(Exit.succeed(-1))
-    }))
+    })
+  )
 })

@@ -26,10 +26,7 @@ export const lessorOver = <E>(
   backend: Layer.Layer<Backend, E>,
   config: Partial<LessorConfig> = {}
 ): Layer.Layer<Env, E | RecoveryError> =>
-  layerWith(config).pipe(
-    Layer.provideMerge(kvLayer.pipe(Layer.provide(layerConfig()))),
-    Layer.provideMerge(backend)
-  )
+  layerWith(config).pipe(Layer.provideMerge(kvLayer.pipe(Layer.provide(layerConfig()))), Layer.provideMerge(backend))
 
 export const memoryEnv = (config: Partial<LessorConfig> = {}) => lessorOver(layerMemory, config)
 export const lmdbEnv = (dataDir: string, config: Partial<LessorConfig> = {}) =>
@@ -51,12 +48,15 @@ export const recordCommits: Effect.Effect<Array<Commit>, never, MvccStore> = Eff
 
 /** Every live key → its lease, read through the store's Range. */
 export const liveKeys: Effect.Effect<Map<string, bigint>, EtcdError, MvccStore> = Effect.flatMap(MvccStore, (store) =>
-  Effect.map(store.range({ key: b("\0"), rangeEnd: b("\0") }), (r) => new Map(r.kvs.map((kv) => [str(kv.key), kv.lease])))
+  Effect.map(
+    store.range({ key: b("\0"), rangeEnd: b("\0") }),
+    (r) => new Map(r.kvs.map((kv) => [str(kv.key), kv.lease]))
+  )
 )
 
 /** Waits (real time, bounded) until `cond` holds: for work that waits on real disk I/O. */
 export const eventually = <E, R>(cond: Effect.Effect<boolean, E, R>, tries = 400): Effect.Effect<void, E | Error, R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < tries; i++) {
       if (yield* cond) return
       yield* Effect.promise(() => new Promise<void>((r) => setTimeout(r, 5)))

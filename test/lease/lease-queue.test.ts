@@ -8,7 +8,11 @@ type Op =
   | { readonly op: "pop" }
 
 const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
-  FastCheck.record({ op: FastCheck.constant("set" as const), id: FastCheck.integer({ min: 0, max: 20 }), time: FastCheck.integer({ min: 0, max: 50 }) }),
+  FastCheck.record({
+    op: FastCheck.constant("set" as const),
+    id: FastCheck.integer({ min: 0, max: 20 }),
+    time: FastCheck.integer({ min: 0, max: 50 })
+  }),
   FastCheck.record({ op: FastCheck.constant("remove" as const), id: FastCheck.integer({ min: 0, max: 20 }) }),
   FastCheck.record({ op: FastCheck.constant("pop" as const) })
 )
@@ -25,29 +29,34 @@ describe("LeaseQueue", () => {
     expect(q.pop()).toBeUndefined()
   })
 
-  it.prop("behaves like a map of id → time whose minimum is the head", [FastCheck.array(opArb, { maxLength: 80 })], ([ops]) => {
-    const q = new LeaseQueue()
-    const model = new Map<bigint, number>()
-    for (const o of ops) {
-      if (o.op === "set") {
-        q.registerOrUpdate(BigInt(o.id), o.time)
-        model.set(BigInt(o.id), o.time)
-      } else if (o.op === "remove") {
-        q.remove(BigInt(o.id))
-        model.delete(BigInt(o.id))
-      } else {
-        const popped = q.pop()
-        if (model.size === 0) {
-          expect(popped).toBeUndefined()
+  it.prop(
+    "behaves like a map of id → time whose minimum is the head",
+    [FastCheck.array(opArb, { maxLength: 80 })],
+    ([ops]) => {
+      const q = new LeaseQueue()
+      const model = new Map<bigint, number>()
+      for (const o of ops) {
+        if (o.op === "set") {
+          q.registerOrUpdate(BigInt(o.id), o.time)
+          model.set(BigInt(o.id), o.time)
+        } else if (o.op === "remove") {
+          q.remove(BigInt(o.id))
+          model.delete(BigInt(o.id))
         } else {
-          const min = Math.min(...model.values())
-          expect(popped!.time).toBe(min)
-          expect(model.get(popped!.id)).toBe(min)
-          model.delete(popped!.id)
+          const popped = q.pop()
+          if (model.size === 0) {
+            expect(popped).toBeUndefined()
+          } else {
+            const min = Math.min(...model.values())
+            expect(popped!.time).toBe(min)
+            expect(model.get(popped!.id)).toBe(min)
+            model.delete(popped!.id)
+          }
         }
+        expect(q.size).toBe(model.size)
+        for (const [id, t] of model) expect(q.timeOf(id)).toBe(t)
       }
-      expect(q.size).toBe(model.size)
-      for (const [id, t] of model) expect(q.timeOf(id)).toBe(t)
-    }
-  }, { fastCheck: { numRuns: 500 } })
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 })

@@ -30,7 +30,11 @@ describe("leasepb.Lease codec", () => {
 
   it.prop(
     "round-trips any int64 id and TTLs",
-    [FastCheck.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }), FastCheck.integer({ min: 0, max: 9_000_000_000 }), FastCheck.integer({ min: 0, max: 1 << 30 })],
+    [
+      FastCheck.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }),
+      FastCheck.integer({ min: 0, max: 9_000_000_000 }),
+      FastCheck.integer({ min: 0, max: 1 << 30 })
+    ],
     ([id, ttl, remainingTTL]) => {
       expect(decodeLeaseRecord(encodeLeaseRecord({ id, ttl, remainingTTL }))).toEqual({ id, ttl, remainingTTL })
       expect(bytesToLeaseId(leaseIdToBytes(id))).toBe(id)

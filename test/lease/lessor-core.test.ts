@@ -23,7 +23,12 @@ describe("LessorCore", () => {
     // handed-out leases come back only after the retry interval if still not revoked
     expect(c.findExpired(15_999, 10).map((l) => l.id)).toEqual([4n, 5n])
     // all three were re-queued for 16 s (equal times: any order)
-    expect(c.findExpired(16_000, 10).map((l) => l.id).sort()).toEqual([1n, 2n, 3n])
+    expect(
+      c
+        .findExpired(16_000, 10)
+        .map((l) => l.id)
+        .sort()
+    ).toEqual([1n, 2n, 3n])
   })
 
   it("renew restarts the countdown; an expired lease must be revoked instead", () => {
@@ -49,7 +54,12 @@ describe("LessorCore", () => {
     c.detach(1n, key("a"))
     c.endRevoke(1n, false, 5_000)
     expect(c.exists(1n)).toBe(true)
-    expect(c.lookup(1n)!.sortedKeys().map((k) => new TextDecoder().decode(k))).toEqual(["b"])
+    expect(
+      c
+        .lookup(1n)!
+        .sortedKeys()
+        .map((k) => new TextDecoder().decode(k))
+    ).toEqual(["b"])
     // not yet expired when restored: it expires on its own schedule
     expect(c.findExpired(9_999, 10).map((x) => x.id)).toEqual([])
     expect(c.findExpired(10_000, 10).map((x) => x.id)).toEqual([1n])

@@ -28,8 +28,22 @@ type Op =
 const id = FastCheck.integer({ min: 1, max: 3 })
 const key = FastCheck.constantFrom("a", "b", "c", "d", "e", "f")
 const opArb: FastCheck.Arbitrary<Op> = FastCheck.oneof(
-  { arbitrary: FastCheck.record({ op: FastCheck.constant("grant" as const), id, ttl: FastCheck.integer({ min: 0, max: 6 }) }), weight: 3 },
-  { arbitrary: FastCheck.record({ op: FastCheck.constant("put" as const), key, lease: FastCheck.integer({ min: 0, max: 4 }) }), weight: 4 },
+  {
+    arbitrary: FastCheck.record({
+      op: FastCheck.constant("grant" as const),
+      id,
+      ttl: FastCheck.integer({ min: 0, max: 6 })
+    }),
+    weight: 3
+  },
+  {
+    arbitrary: FastCheck.record({
+      op: FastCheck.constant("put" as const),
+      key,
+      lease: FastCheck.integer({ min: 0, max: 4 })
+    }),
+    weight: 4
+  },
   { arbitrary: FastCheck.record({ op: FastCheck.constant("del" as const), key }), weight: 1 },
   { arbitrary: FastCheck.record({ op: FastCheck.constant("revoke" as const), id }), weight: 1 },
   { arbitrary: FastCheck.record({ op: FastCheck.constant("renew" as const), id }), weight: 2 },
@@ -52,7 +66,10 @@ class Model {
   /** Revokes a lease; returns the keys it deleted, sorted. */
   revoke(id: bigint): Array<string> {
     this.leases.delete(id)
-    const gone = [...this.keys].filter(([, l]) => l === id).map(([k]) => k).sort()
+    const gone = [...this.keys]
+      .filter(([, l]) => l === id)
+      .map(([k]) => k)
+      .sort()
     for (const k of gone) this.keys.delete(k)
     return gone
   }
@@ -71,7 +88,11 @@ class Model {
 }
 
 const code = (exit: Exit.Exit<unknown, { readonly message: string }>): string | undefined =>
-  Exit.isSuccess(exit) ? undefined : exit.cause._tag === "Fail" ? exit.cause.error.message : `defect: ${exit.cause._tag}`
+  Exit.isSuccess(exit)
+    ? undefined
+    : exit.cause._tag === "Fail"
+      ? exit.cause.error.message
+      : `defect: ${exit.cause._tag}`
 
 const NOT_FOUND = "etcdserver: requested lease not found"
 const EXISTS = "etcdserver: lease already exists"
@@ -81,7 +102,7 @@ describe("Lessor vs model", () => {
     "random lease/key/time sequences keep keys and leases as the model says",
     [FastCheck.array(opArb, { minLength: 1, maxLength: 30 }), FastCheck.constantFrom(500, 1500)],
     ([ops, checkMs]) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const lessor = yield* Lessor
         const store = yield* MvccStore
         const commits = yield* recordCommits
@@ -148,7 +169,9 @@ describe("Lessor vs model", () => {
               const revoked = m.advance(o.ms)
               yield* TestClock.adjust(o.ms)
               // one DELETE revision per revoked lease that had keys, each in key order
-              const expected = revoked.filter((ks) => ks.length > 0).map((ks) => ks.map((k) => `${EventType.DELETE}:${k}`))
+              const expected = revoked
+                .filter((ks) => ks.length > 0)
+                .map((ks) => ks.map((k) => `${EventType.DELETE}:${k}`))
               const fresh = commits.slice(seen).map((c) => c.events.map((e) => `${e.type}:${str(e.kv.key)}`))
               expect(fresh.sort()).toEqual(expected.sort())
               break
@@ -162,7 +185,12 @@ describe("Lessor vs model", () => {
             const ttl = yield* lessor.timeToLive({ id: lid, keys: true })
             expect(ttl.ttl).toBe(Math.max(0, Math.trunc((l.expiry - m.now) / 1000)))
             expect(ttl.grantedTTL).toBe(l.ttl)
-            expect(ttl.keys.map(str)).toEqual([...m.keys].filter(([, x]) => x === lid).map(([k]) => k).sort())
+            expect(ttl.keys.map(str)).toEqual(
+              [...m.keys]
+                .filter(([, x]) => x === lid)
+                .map(([k]) => k)
+                .sort()
+            )
           }
         }
       }).pipe(Effect.provide(memoryEnv({ expiryCheckInterval: checkMs }))),
@@ -171,8 +199,25 @@ describe("Lessor vs model", () => {
         numRuns: 150,
         // always-run regression: renew/keep-alive of a lease past expiry that no check has seen yet
         examples: [
-          [[{ op: "advance", ms: 1 }, { op: "grant", id: 1, ttl: 0 }, { op: "put", key: "a", lease: 1 }, { op: "advance", ms: 2001 }, { op: "renew", id: 1 }], 1500],
-          [[{ op: "grant", id: 2, ttl: 2 }, { op: "advance", ms: 2250 }, { op: "keepAlive", id: 2 }, { op: "grant", id: 2, ttl: 3 }], 1500]
+          [
+            [
+              { op: "advance", ms: 1 },
+              { op: "grant", id: 1, ttl: 0 },
+              { op: "put", key: "a", lease: 1 },
+              { op: "advance", ms: 2001 },
+              { op: "renew", id: 1 }
+            ],
+            1500
+          ],
+          [
+            [
+              { op: "grant", id: 2, ttl: 2 },
+              { op: "advance", ms: 2250 },
+              { op: "keepAlive", id: 2 },
+              { op: "grant", id: 2, ttl: 3 }
+            ],
+            1500
+          ]
         ]
       }
     }

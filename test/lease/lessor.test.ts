@@ -31,7 +31,7 @@ describe("Lessor", () => {
   })
 
   it.effect("grant: auto and given ids, minimum TTL, exact errors", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const backend = yield* Backend
       const a = yield* lessor.grant({ ttl: 10 })
@@ -43,7 +43,11 @@ describe("Lessor", () => {
       expect(failure(yield* Effect.exit(lessor.grant({ ttl: MaxLeaseTTL + 1 })))).toEqual(errOf(tooLarge))
       expect((yield* lessor.grant({ id: 7n, ttl: MaxLeaseTTL })).ttl).toBe(MaxLeaseTTL)
       // the record is persisted as etcd's leasepb.Lease with the raised TTL
-      expect(decodeLeaseRecord(backend.get("lease", leaseIdToBytes(42n))!)).toEqual({ id: 42n, ttl: 2, remainingTTL: 0 })
+      expect(decodeLeaseRecord(backend.get("lease", leaseIdToBytes(42n))!)).toEqual({
+        id: 42n,
+        ttl: 2,
+        remainingTTL: 0
+      })
       // auto ids: positive, distinct, never an id already granted
       const ids = new Set<bigint>([a.id, 42n, 7n])
       for (let i = 0; i < 200; i++) {
@@ -53,28 +57,39 @@ describe("Lessor", () => {
         ids.add(g.id)
       }
       expect((yield* lessor.leases).leases.length).toBe(203)
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("put with an unknown lease fails; revoke and renew of unknown leases fail", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
-      expect(failure(yield* Effect.exit(store.put({ key: b("k"), value: b("v"), lease: 99n })))).toEqual(errOf(notFound))
+      expect(failure(yield* Effect.exit(store.put({ key: b("k"), value: b("v"), lease: 99n })))).toEqual(
+        errOf(notFound)
+      )
       expect(failure(yield* Effect.exit(lessor.revoke(99n)))).toEqual(errOf(notFound))
       expect(failure(yield* Effect.exit(lessor.renew(99n)))).toEqual(errOf(notFound))
       // the keep-alive stream answers TTL 0 instead of failing
       expect(yield* lessor.keepAlive(99n)).toMatchObject({ id: 99n, ttl: 0 })
       // TimeToLive answers TTL -1
-      expect(yield* lessor.timeToLive({ id: 99n, keys: true })).toMatchObject({ id: 99n, ttl: -1, grantedTTL: 0, keys: [] })
+      expect(yield* lessor.timeToLive({ id: 99n, keys: true })).toMatchObject({
+        id: 99n,
+        ttl: -1,
+        grantedTTL: 0,
+        keys: []
+      })
       const { id } = yield* lessor.grant({ ttl: 5 })
       yield* store.put({ key: b("k"), value: b("v"), lease: id })
       yield* lessor.revoke(id)
       expect(failure(yield* Effect.exit(lessor.revoke(id)))).toEqual(errOf(notFound))
-      expect(failure(yield* Effect.exit(store.put({ key: b("k2"), value: b("v"), lease: id })))).toEqual(errOf(notFound))
-    }).pipe(Effect.provide(memoryEnv())))
+      expect(failure(yield* Effect.exit(store.put({ key: b("k2"), value: b("v"), lease: id })))).toEqual(
+        errOf(notFound)
+      )
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("revoke deletes every attached key in ONE revision, in key order, with the lease record", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       const backend = yield* Backend
@@ -118,10 +133,11 @@ describe("Lessor", () => {
       expect(backend.get("lease", leaseIdToBytes(8n))).toBeUndefined()
       // the id can be granted again afterwards
       expect((yield* lessor.grant({ id: 8n, ttl: 3 })).ttl).toBe(3)
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("keys deleted or overwritten by others are detached from their lease", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       yield* lessor.grant({ id: 1n, ttl: 30 })
@@ -131,17 +147,21 @@ describe("Lessor", () => {
       yield* store.put({ key: b("b"), value: b("x"), lease: 2n })
       yield* store.txn({
         compare: [],
-        success: [{ _tag: "Put", request: { key: b("z"), value: b("z"), lease: 1n } }, { _tag: "DeleteRange", request: { key: b("c") } }],
+        success: [
+          { _tag: "Put", request: { key: b("z"), value: b("z"), lease: 1n } },
+          { _tag: "DeleteRange", request: { key: b("c") } }
+        ],
         failure: []
       })
       expect((yield* lessor.timeToLive({ id: 1n, keys: true })).keys.map(str)).toEqual(["d", "z"])
       expect((yield* lessor.timeToLive({ id: 2n, keys: true })).keys.map(str)).toEqual(["b"])
       yield* lessor.revoke(1n)
       expect([...(yield* liveKeys).keys()]).toEqual(["b"])
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("TimeToLive and Leases report granted and remaining TTLs; renew answers the granted TTL", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       yield* lessor.grant({ id: 1n, ttl: 10 })
@@ -162,10 +182,11 @@ describe("Lessor", () => {
       // t = 3.5 s: lease 2 renewed to 7.5 s now expires after lease 3 (7 s)
       expect((yield* lessor.keepAlive(2n)).ttl).toBe(4)
       expect((yield* lessor.leases).leases.map((l) => l.id)).toEqual([3n, 2n, 1n])
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("expiry: the expiry fiber revokes an expired lease and its keys go in one DELETE revision", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       const commits = yield* recordCommits
@@ -188,10 +209,11 @@ describe("Lessor", () => {
       expect((yield* lessor.timeToLive({ id: 1n })).ttl).toBe(-1)
       expect((yield* lessor.leases).leases).toEqual([{ id: 2n }])
       expect(yield* lessor.keepAlive(1n)).toMatchObject({ ttl: 0 })
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("the expiry fiber checks every 500 ms: a lease expiring between checks goes at the next one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       yield* TestClock.adjust("200 millis")
@@ -201,10 +223,11 @@ describe("Lessor", () => {
       expect((yield* liveKeys).size).toBe(1)
       yield* TestClock.adjust("1 millis") // t = 3.5 s
       expect((yield* liveKeys).size).toBe(0)
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("keepalive extends expiry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       yield* lessor.grant({ id: 1n, ttl: 5 })
@@ -221,10 +244,11 @@ describe("Lessor", () => {
       yield* TestClock.adjust("500 millis")
       expect((yield* liveKeys).size).toBe(0)
       expect(yield* lessor.keepAlive(1n)).toMatchObject({ ttl: 0 })
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 
   it.effect("renewing a lease that expired before the expiry fiber saw it revokes it and answers not found", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       const commits = yield* recordCommits
@@ -243,10 +267,11 @@ describe("Lessor", () => {
       expect(yield* lessor.keepAlive(2n)).toMatchObject({ id: 2n, ttl: 0 })
       expect((yield* liveKeys).size).toBe(0)
       expect((yield* lessor.leases).leases).toEqual([])
-    }).pipe(Effect.provide(memoryEnv({ expiryCheckInterval: "1 hour" }))))
+    }).pipe(Effect.provide(memoryEnv({ expiryCheckInterval: "1 hour" })))
+  )
 
   it.effect("many expiring leases: at most revokeRate/2 revoked per check, one revision each", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       for (let i = 1; i <= 25; i++) {
@@ -261,10 +286,11 @@ describe("Lessor", () => {
       yield* TestClock.adjust("500 millis")
       expect(store.rev()).toBe(before + 25)
       expect((yield* liveKeys).size).toBe(0)
-    }).pipe(Effect.provide(memoryEnv({ revokeRate: 20 }))))
+    }).pipe(Effect.provide(memoryEnv({ revokeRate: 20 })))
+  )
 
   it.effect("concurrent revoke, renew and grant of one id: the keys go once, the new lease survives", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lessor = yield* Lessor
       const store = yield* MvccStore
       const backend = yield* Backend
@@ -273,7 +299,12 @@ describe("Lessor", () => {
       for (const k of ["a", "b"]) yield* store.put({ key: b(k), value: b(k), lease: 9n })
       const before = store.rev()
       const results = yield* Effect.all(
-        [Effect.exit(lessor.revoke(9n)), Effect.exit(lessor.revoke(9n)), Effect.exit(lessor.renew(9n)), Effect.exit(lessor.grant({ id: 9n, ttl: 40 }))],
+        [
+          Effect.exit(lessor.revoke(9n)),
+          Effect.exit(lessor.revoke(9n)),
+          Effect.exit(lessor.renew(9n)),
+          Effect.exit(lessor.grant({ id: 9n, ttl: 40 }))
+        ],
         { concurrency: "unbounded" }
       )
       expect(results.filter(Exit.isSuccess).length).toBeGreaterThanOrEqual(1)
@@ -283,15 +314,16 @@ describe("Lessor", () => {
       const record = backend.get("lease", leaseIdToBytes(9n))
       // whatever the interleaving: memory and disk agree on whether lease 9 exists
       expect(live.ttl === -1).toBe(record === undefined)
-    }).pipe(Effect.provide(memoryEnv())))
+    }).pipe(Effect.provide(memoryEnv()))
+  )
 })
 
 describe("Lessor on LMDB", () => {
   it.effect("restart: leases and attachments survive, expiry is refreshed (TTL + election timeout)", () => {
     const { dir, cleanup } = tempDir()
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       // first life
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const lessor = yield* Lessor
         const store = yield* MvccStore
         yield* lessor.grant({ id: 1n, ttl: 10 })
@@ -313,7 +345,7 @@ describe("Lessor on LMDB", () => {
       yield* TestClock.adjust("100 seconds")
 
       // second life
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const lessor = yield* Lessor
         const store = yield* MvccStore
         expect((yield* lessor.leases).leases.map((l) => l.id)).toEqual([1n, 2n])
@@ -325,8 +357,12 @@ describe("Lessor on LMDB", () => {
           ["c", 1n],
           ["plain", 0n]
         ])
-        expect(failure(yield* Effect.exit(store.put({ key: b("b"), value: b("x"), lease: 3n })))).toEqual(errOf(notFound))
-        expect(failure(yield* Effect.exit(store.put({ key: b("z"), value: b("x"), lease: 4n })))).toEqual(errOf(notFound))
+        expect(failure(yield* Effect.exit(store.put({ key: b("b"), value: b("x"), lease: 3n })))).toEqual(
+          errOf(notFound)
+        )
+        expect(failure(yield* Effect.exit(store.put({ key: b("z"), value: b("x"), lease: 4n })))).toEqual(
+          errOf(notFound)
+        )
         const commits = yield* recordCommits
         const before = store.rev()
         yield* TestClock.adjust("10999 millis")
@@ -343,7 +379,7 @@ describe("Lessor on LMDB", () => {
       }).pipe(Effect.provide(lmdbEnv(dir)))
 
       // third life: the expiry revoke was durable
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const lessor = yield* Lessor
         expect((yield* lessor.leases).leases.map((l) => l.id)).toEqual([2n])
         expect([...(yield* liveKeys).keys()]).toEqual(["plain"])
@@ -356,13 +392,15 @@ describe("Lessor start-up", () => {
   const storeOnly = kvLayer.pipe(Layer.provide(layerConfig()), Layer.provideMerge(layerMemory))
 
   it.effect("rebuilt over the same store: records and attachments come back; a closed lessor detaches itself", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* MvccStore
       const backend = yield* Backend
       // a record written by an earlier run, with a TTL below the minimum
-      yield* backend.write([{ bucket: "lease", key: leaseIdToBytes(5n), value: encodeLeaseRecord({ id: 5n, ttl: 1, remainingTTL: 0 }) }])
+      yield* backend.write([
+        { bucket: "lease", key: leaseIdToBytes(5n), value: encodeLeaseRecord({ id: 5n, ttl: 1, remainingTTL: 0 }) }
+      ])
       yield* Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const lessor = yield* Lessor
           expect(yield* lessor.timeToLive({ id: 5n })).toMatchObject({ ttl: 3, grantedTTL: 2 })
           yield* store.put({ key: b("k"), value: b("v"), lease: 5n })
@@ -372,7 +410,7 @@ describe("Lessor start-up", () => {
       // no lessor plugged in: any lease is unknown to the store
       expect(failure(yield* Effect.exit(store.put({ key: b("x"), value: b("v"), lease: 6n })))).toEqual(errOf(notFound))
       yield* Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const lessor = yield* Lessor
           expect((yield* lessor.leases).leases.map((l) => l.id)).toEqual([5n, 6n])
           expect((yield* lessor.timeToLive({ id: 5n, keys: true })).keys.map(str)).toEqual(["k"])
@@ -380,10 +418,11 @@ describe("Lessor start-up", () => {
           expect((yield* liveKeys).size).toBe(0)
         }).pipe(Effect.provide(layerWith()))
       )
-    }).pipe(Effect.provide(storeOnly)))
+    }).pipe(Effect.provide(storeOnly))
+  )
 
   it.effect("an unreadable lease record stops start-up with a clear message", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const backend = yield* Backend
       yield* backend.write([{ bucket: "lease", key: leaseIdToBytes(3n), value: Uint8Array.from([0x08, 0x80]) }])
       const exit = yield* Effect.exit(Effect.scoped(Layer.build(layerWith())))
@@ -396,5 +435,6 @@ describe("Lessor start-up", () => {
           message: "lease bucket: record 0000000000000003 is unreadable: truncated varint"
         })
       }
-    }).pipe(Effect.provide(storeOnly)))
+    }).pipe(Effect.provide(storeOnly))
+  )
 })

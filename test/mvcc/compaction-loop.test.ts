@@ -15,7 +15,7 @@ const b = (s: string) => new Uint8Array(Buffer.from(s))
 
 describe("mvcc compaction loop", () => {
   it.effect("a backend that throws while compacting kills the worker: the store's program fails with LoopDied", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const broken = { on: false }
       const inner = makeMemoryBackend().backend
       const backend = Layer.succeed(Backend, {
@@ -28,7 +28,7 @@ describe("mvcc compaction loop", () => {
       })
       const exit = yield* Effect.exit(
         failOnFatal(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const store = yield* MvccStore
             for (let i = 0; i < 3; i++) yield* store.put({ key: b("k"), value: b(`v${i}`) })
             broken.on = true
@@ -38,14 +38,19 @@ describe("mvcc compaction loop", () => {
         )
       )
       const e = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-      expect(e).toMatchObject({ _tag: "LoopDied", loop: "mvcc compaction loop", message: "mvcc compaction loop died: disk gone" })
-    }))
+      expect(e).toMatchObject({
+        _tag: "LoopDied",
+        loop: "mvcc compaction loop",
+        message: "mvcc compaction loop died: disk gone"
+      })
+    })
+  )
 
   it.effect("the same compaction with a working backend finishes, and the program's result stands", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const exit = yield* Effect.exit(
         failOnFatal(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const store = yield* MvccStore
             for (let i = 0; i < 3; i++) yield* store.put({ key: b("k"), value: b(`v${i}`) })
             yield* store.compact(3, true)
@@ -54,5 +59,6 @@ describe("mvcc compaction loop", () => {
         )
       )
       expect(exit).toEqual(Exit.succeed(3))
-    }))
+    })
+  )
 })

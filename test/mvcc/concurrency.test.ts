@@ -40,7 +40,11 @@ it.live("concurrent writers: one revision each, committed and announced in order
                   }),
                   (r) => ({ i, key: `t${i}`, rev: r.header.revision })
                 )
-              : Effect.map(st.put({ key: b(`k${i % 7}`), value: b(String(i)) }), (r) => ({ i, key: `k${i % 7}`, rev: r.header.revision })),
+              : Effect.map(st.put({ key: b(`k${i % 7}`), value: b(String(i)) }), (r) => ({
+                  i,
+                  key: `k${i % 7}`,
+                  rev: r.header.revision
+                })),
           { concurrency: "unbounded" }
         )
         for (const r of results) revs.push(r.rev)
@@ -50,7 +54,9 @@ it.live("concurrent writers: one revision each, committed and announced in order
         expect(announced.map(([r]) => r)).toEqual(Array.from({ length: N }, (_, i) => i + 2))
         for (const r of results) {
           const evs = announced[r.rev - 2]![1]
-          expect(evs.map((e) => `${e.type} ${e.kv.key}=${e.kv.value}@${e.kv.mod}`)).toEqual([`PUT ${r.key}=${r.i}@${r.rev}`])
+          expect(evs.map((e) => `${e.type} ${e.kv.key}=${e.kv.value}@${e.kv.mod}`)).toEqual([
+            `PUT ${r.key}=${r.i}@${r.rev}`
+          ])
         }
         expect(st.rev()).toBe(N + 1)
         // versions count the writes per key in revision order

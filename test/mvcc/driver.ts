@@ -63,8 +63,14 @@ const rangeArb = fc.record({
   key: keyOrEmpty,
   rangeEnd,
   limit: fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, { weight: 3, arbitrary: fc.integer({ min: -1, max: 3 }) }),
-  sortOrder: fc.oneof({ weight: 20, arbitrary: fc.integer({ min: 0, max: 2 }) }, { weight: 1, arbitrary: fc.constant(3) }),
-  sortTarget: fc.oneof({ weight: 20, arbitrary: fc.integer({ min: 0, max: 4 }) }, { weight: 1, arbitrary: fc.constant(7) }),
+  sortOrder: fc.oneof(
+    { weight: 20, arbitrary: fc.integer({ min: 0, max: 2 }) },
+    { weight: 1, arbitrary: fc.constant(3) }
+  ),
+  sortTarget: fc.oneof(
+    { weight: 20, arbitrary: fc.integer({ min: 0, max: 4 }) },
+    { weight: 1, arbitrary: fc.constant(7) }
+  ),
   keysOnly: fc.boolean(),
   countOnly: fc.oneof({ weight: 5, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) })
 })
@@ -176,7 +182,10 @@ const toOp = (op: MOp): RequestOp => {
     case "Put":
       return { _tag: "Put", request: toPut(op.request) }
     case "DeleteRange":
-      return { _tag: "DeleteRange", request: { ...op.request, key: b(op.request.key), rangeEnd: u(op.request.rangeEnd) } }
+      return {
+        _tag: "DeleteRange",
+        request: { ...op.request, key: b(op.request.key), rangeEnd: u(op.request.rangeEnd) }
+      }
     case "Txn":
       return { _tag: "Txn", request: toTxn(op.request) }
   }
@@ -208,7 +217,12 @@ const nOp = (r: ResponseOp): NOp => {
   switch (r._tag) {
     case "Range":
       return {
-        Range: { rev: r.response.header.revision, kvs: r.response.kvs.map(nkv), more: r.response.more, count: r.response.count }
+        Range: {
+          rev: r.response.header.revision,
+          kvs: r.response.kvs.map(nkv),
+          more: r.response.more,
+          count: r.response.count
+        }
       }
     case "Put":
       return { Put: { rev: r.response.header.revision, prevKv: r.response.prevKv ? nkv(r.response.prevKv) : null } }
@@ -224,7 +238,11 @@ const nOp = (r: ResponseOp): NOp => {
       return { Txn: nTxn(r.response) }
   }
 }
-const nTxn = (t: TxnResponse): NTxn => ({ rev: t.header.revision, succeeded: t.succeeded, responses: t.responses.map(nOp) })
+const nTxn = (t: TxnResponse): NTxn => ({
+  rev: t.header.revision,
+  succeeded: t.succeeded,
+  responses: t.responses.map(nOp)
+})
 export const nEvent = (e: Event): MEvent => ({ type: e.type === 0 ? "PUT" : "DELETE", kv: nkv(e.kv) })
 
 const run = <A, B>(eff: Effect.Effect<A, EtcdError>, f: (a: A) => B): Effect.Effect<B | NError> =>
@@ -306,12 +324,20 @@ export const step = (h: Harness, m: Model, cmd: Cmd, reopen: () => Effect.Effect
           minCreateRevision: minCreate,
           maxCreateRevision: maxCreate
         }
-        const got = yield* run(st.range(toRange(r)), (x) => ({ rev: x.header.revision, kvs: x.kvs.map(nkv), more: x.more, count: x.count }))
+        const got = yield* run(st.range(toRange(r)), (x) => ({
+          rev: x.header.revision,
+          kvs: x.kvs.map(nkv),
+          more: x.more,
+          count: x.count
+        }))
         same(got, m.rangeRequest(r), () => `range ${JSON.stringify(r)}`)
         break
       }
       case "Put": {
-        const got = yield* run(st.put(toPut(cmd.p)), (x) => ({ rev: x.header.revision, prevKv: x.prevKv ? nkv(x.prevKv) : null }))
+        const got = yield* run(st.put(toPut(cmd.p)), (x) => ({
+          rev: x.header.revision,
+          prevKv: x.prevKv ? nkv(x.prevKv) : null
+        }))
         same(got, m.putRequest(cmd.p), () => `put ${JSON.stringify(cmd.p, big)}`)
         break
       }
@@ -363,7 +389,12 @@ export const checkState = (h: Harness, m: Model): void => {
   }
   expect(h.lessor.violations).toEqual([])
   expect(h.lessor.snapshot()).toEqual(m.leaseAttachments())
-  const kwl = Object.fromEntries(h.store.keysWithLease().map(({ key, lease }) => [s(key), String(lease)]).sort())
+  const kwl = Object.fromEntries(
+    h.store
+      .keysWithLease()
+      .map(({ key, lease }) => [s(key), String(lease)])
+      .sort()
+  )
   expect(kwl).toEqual(m.leaseAttachments())
 }
 

@@ -52,7 +52,8 @@ describe("request checks (v3rpc/key.go)", () => {
       )
       yield* failsWith(st.txn({ compare: [], success: [put("")], failure: [] }), msg, INVALID)
       yield* failsWith(st.txn({ compare: [], success: [], failure: [txnOp({ success: [del("")] })] }), msg, INVALID)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("ignore_value with a value, ignore_lease with a lease", () =>
     Effect.gen(function* () {
@@ -65,19 +66,32 @@ describe("request checks (v3rpc/key.go)", () => {
       )
       yield* failsWith(st.put({ key: b("k"), lease: 5n, ignoreLease: true }), "etcdserver: lease is provided", INVALID)
       yield* failsWith(
-        st.txn({ compare: [], success: [{ _tag: "Put", request: { key: b("k"), value: b("x"), ignoreValue: true } }], failure: [] }),
+        st.txn({
+          compare: [],
+          success: [{ _tag: "Put", request: { key: b("k"), value: b("x"), ignoreValue: true } }],
+          failure: []
+        }),
         "etcdserver: value is provided",
         INVALID
       )
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("ignore_value / ignore_lease on a missing key: key not found", () =>
     Effect.gen(function* () {
       const st = yield* MvccStore
       yield* failsWith(st.put({ key: b("nope"), ignoreValue: true }), "etcdserver: key not found", INVALID)
-      yield* failsWith(st.put({ key: b("nope"), value: b("v"), ignoreLease: true }), "etcdserver: key not found", INVALID)
       yield* failsWith(
-        st.txn({ compare: [], success: [{ _tag: "Put", request: { key: b("nope"), ignoreValue: true } }], failure: [] }),
+        st.put({ key: b("nope"), value: b("v"), ignoreLease: true }),
+        "etcdserver: key not found",
+        INVALID
+      )
+      yield* failsWith(
+        st.txn({
+          compare: [],
+          success: [{ _tag: "Put", request: { key: b("nope"), ignoreValue: true } }],
+          failure: []
+        }),
         "etcdserver: key not found",
         INVALID
       )
@@ -101,7 +115,8 @@ describe("request checks (v3rpc/key.go)", () => {
       const again = yield* st.range({ key: b("b"), rangeEnd: b("c") })
       expect(again.kvs.map((kv) => [kv.createRevision, kv.modRevision, kv.version])).toEqual([[2, 3, 2]])
       expect((yield* st.range({ key: b("a") })).count).toBe(0)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("invalid sort order or target (etcd 3.5+)", () =>
     Effect.gen(function* () {
@@ -110,11 +125,16 @@ describe("request checks (v3rpc/key.go)", () => {
       yield* failsWith(st.range({ key: b("a"), sortOrder: 3 as never }), msg, INVALID)
       yield* failsWith(st.range({ key: b("a"), sortTarget: 99 as never }), msg, INVALID)
       yield* failsWith(
-        st.txn({ compare: [], success: [{ _tag: "Range", request: { key: b("a"), sortTarget: -1 as never } }], failure: [] }),
+        st.txn({
+          compare: [],
+          success: [{ _tag: "Range", request: { key: b("a"), sortTarget: -1 as never } }],
+          failure: []
+        }),
         msg,
         INVALID
       )
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("an empty RequestOp: key not found", () =>
     Effect.gen(function* () {
@@ -124,7 +144,8 @@ describe("request checks (v3rpc/key.go)", () => {
         "etcdserver: key not found",
         INVALID
       )
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 })
 
 describe("txn limits", () => {
@@ -137,9 +158,15 @@ describe("txn limits", () => {
       expect(ok.responses.length).toBe(128)
       yield* failsWith(st.txn({ compare: [], success: ranges(129), failure: [] }), msg, INVALID)
       yield* failsWith(st.txn({ compare: [], success: [], failure: ranges(129) }), msg, INVALID)
-      const cmp = Array.from({ length: 129 }, () => ({ key: b("a"), target: 0 as const, result: 0 as const, version: 0 }))
+      const cmp = Array.from({ length: 129 }, () => ({
+        key: b("a"),
+        target: 0 as const,
+        result: 0 as const,
+        version: 0
+      }))
       yield* failsWith(st.txn({ compare: cmp, success: [], failure: [] }), msg, INVALID)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("a nested txn gets what its parent leaves: 128 - parent's widest", () =>
     Effect.gen(function* () {
@@ -149,14 +176,16 @@ describe("txn limits", () => {
       yield* st.txn({ compare: [], success: fits, failure: [] })
       const over = [...ranges(99), txnOp({ success: ranges(29) })]
       yield* failsWith(st.txn({ compare: [], success: over, failure: [] }), msg, INVALID)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("the limit is configurable (--max-txn-ops)", () =>
     Effect.gen(function* () {
       const st = yield* MvccStore
       yield* st.txn({ compare: [], success: ranges(4), failure: [] })
       yield* failsWith(st.txn({ compare: [], success: ranges(5), failure: [] }), msg, INVALID)
-    }).pipe(Effect.provide(memoryStore({ maxTxnOps: 4 }))))
+    }).pipe(Effect.provide(memoryStore({ maxTxnOps: 4 })))
+  )
 })
 
 describe("duplicate keys in a txn (checkIntervals)", () => {
@@ -184,7 +213,8 @@ describe("duplicate keys in a txn (checkIntervals)", () => {
       yield* rejects([txnOp({ success: [put("a")] }), txnOp({ failure: [put("a")] })])
       yield* rejects([del("a", "c"), txnOp({ failure: [put("b")] })])
       yield* rejects([txnOp({ success: [del("a")] }), txnOp({ success: [put("a")] })])
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("accepts what etcd accepts", () =>
     Effect.gen(function* () {
@@ -198,7 +228,8 @@ describe("duplicate keys in a txn (checkIntervals)", () => {
       yield* accepts([txnOp({ success: [put("a")] }), txnOp({ success: [del("a")] })])
       const st = yield* MvccStore
       expect(st.rev()).toBeGreaterThan(1)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 })
 
 describe("revisions", () => {
@@ -217,17 +248,26 @@ describe("revisions", () => {
       expect(Buffer.from(at4.kvs[0]!.value).toString()).toBe("2")
       // inside a txn, checked before anything is applied
       yield* failsWith(
-        st.txn({ compare: [], success: [put("x"), { _tag: "Range", request: { key: b("k"), revision: 7 } }], failure: [] }),
+        st.txn({
+          compare: [],
+          success: [put("x"), { _tag: "Range", request: { key: b("k"), revision: 7 } }],
+          failure: []
+        }),
         future,
         GrpcCode.OutOfRange
       )
       yield* failsWith(
-        st.txn({ compare: [], success: [put("x"), { _tag: "Range", request: { key: b("k"), revision: 2 } }], failure: [] }),
+        st.txn({
+          compare: [],
+          success: [put("x"), { _tag: "Range", request: { key: b("k"), revision: 2 } }],
+          failure: []
+        }),
         compacted,
         GrpcCode.OutOfRange
       )
       expect((yield* st.range({ key: b("x") })).count).toBe(0)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("compact: at or below the watermark, or in the future", () =>
     Effect.gen(function* () {
@@ -240,7 +280,8 @@ describe("revisions", () => {
       yield* failsWith(st.compact(3), "etcdserver: mvcc: required revision has been compacted", GrpcCode.OutOfRange)
       yield* failsWith(st.compact(2), "etcdserver: mvcc: required revision has been compacted", GrpcCode.OutOfRange)
       expect(st.compactRevision()).toBe(3)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 })
 
 describe("leases", () => {
@@ -264,7 +305,8 @@ describe("leases", () => {
         failure: [{ _tag: "Put", request: { key: b("k"), lease: 9n } }]
       })
       expect(ok.succeeded).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(memoryStore())))
+    }).pipe(Effect.scoped, Effect.provide(memoryStore()))
+  )
 })
 
 describe("request size (--max-request-bytes)", () => {
@@ -284,7 +326,11 @@ describe("request size (--max-request-bytes)", () => {
         INVALID
       )
       yield* failsWith(
-        st.txn({ compare: [], success: [{ _tag: "Put", request: { key: b("k"), value: new Uint8Array(max) } }], failure: [] }),
+        st.txn({
+          compare: [],
+          success: [{ _tag: "Put", request: { key: b("k"), value: new Uint8Array(max) } }],
+          failure: []
+        }),
         "etcdserver: request is too large",
         INVALID
       )
@@ -292,7 +338,8 @@ describe("request size (--max-request-bytes)", () => {
       // reads are not proposals: a large read-only request is fine
       yield* st.range({ key: new Uint8Array(max) })
       yield* st.txn({ compare: [], success: [{ _tag: "Range", request: { key: new Uint8Array(max) } }], failure: [] })
-    }).pipe(Effect.provide(memoryStore({ maxRequestBytes: 4096 }))))
+    }).pipe(Effect.provide(memoryStore({ maxRequestBytes: 4096 })))
+  )
 
   it.effect("the default limit is 1.5 MiB", () =>
     Effect.gen(function* () {
@@ -303,5 +350,6 @@ describe("request size (--max-request-bytes)", () => {
         "etcdserver: request is too large",
         INVALID
       )
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 })

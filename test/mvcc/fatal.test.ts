@@ -13,7 +13,7 @@ class Probe extends Context.Tag("test/Probe")<Probe, { readonly die: Deferred.De
 const loopLayer = (released: { done: boolean }) =>
   Layer.scoped(
     Probe,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const die = yield* Deferred.make<void>()
       yield* Effect.addFinalizer(() => Effect.sync(() => (released.done = true)))
       yield* Effect.forkScoped(
@@ -28,60 +28,70 @@ const failure = <A, E>(exit: Exit.Exit<A, E>) =>
 
 describe("failOnFatal", () => {
   it.effect("a launched layer whose loop dies: the program fails with LoopDied and the layer is released", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const released = { done: false }
       const layer = loopLayer(released)
       const exit = yield* Effect.exit(
-        failOnFatal(Effect.flatMap(Probe, (p) => Effect.zipRight(Deferred.succeed(p.die, undefined), Effect.never)).pipe(
-          Effect.provide(layer)
-        ))
+        failOnFatal(
+          Effect.flatMap(Probe, (p) => Effect.zipRight(Deferred.succeed(p.die, undefined), Effect.never)).pipe(
+            Effect.provide(layer)
+          )
+        )
       )
       expect(failure(exit)).toEqual(new LoopDied({ loop: "test loop", message: "test loop died: disk on fire" }))
       expect(released.done).toBe(true)
-    }))
+    })
+  )
 
   it.effect("Layer.launch, as serve runs the member: the same failure ends it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const released = { done: false }
       const layer = Layer.effectDiscard(Effect.void).pipe(
         Layer.provideMerge(
-          Layer.scopedDiscard(
-            Effect.forkScoped(supervised("launched loop", Effect.fail("typed failure" as const)))
-          )
+          Layer.scopedDiscard(Effect.forkScoped(supervised("launched loop", Effect.fail("typed failure" as const))))
         ),
         Layer.provideMerge(Layer.scopedDiscard(Effect.addFinalizer(() => Effect.sync(() => (released.done = true)))))
       )
       const exit = yield* Effect.exit(failOnFatal(Layer.launch(layer)))
-      expect(failure(exit)).toMatchObject({ _tag: "LoopDied", loop: "launched loop", message: "launched loop died: typed failure" })
+      expect(failure(exit)).toMatchObject({
+        _tag: "LoopDied",
+        loop: "launched loop",
+        message: "launched loop died: typed failure"
+      })
       expect(released.done).toBe(true)
-    }))
+    })
+  )
 
   it.effect("a loop that returns is a death too; one interrupted by its scope closing is not", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const returned = yield* Effect.exit(
-        failOnFatal(Effect.scoped(Effect.zipRight(Effect.forkScoped(supervised("short loop", Effect.void)), Effect.never)))
+        failOnFatal(
+          Effect.scoped(Effect.zipRight(Effect.forkScoped(supervised("short loop", Effect.void)), Effect.never))
+        )
       )
       expect(failure(returned)).toMatchObject({ loop: "short loop", message: "short loop died: it returned" })
       const closed = yield* Effect.exit(
         failOnFatal(Effect.scoped(Effect.as(Effect.forkScoped(supervised("long loop", Effect.never)), "done" as const)))
       )
       expect(closed).toEqual(Exit.succeed("done"))
-    }))
+    })
+  )
 })
 
 describe("without failOnFatal", () => {
   it.effect("a dead loop is logged at error level", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines: Array<{ level: string; message: unknown }> = []
       const logger = Logger.make(({ logLevel, message }) => {
         lines.push({ level: logLevel.label, message })
       })
       yield* Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const fiber = yield* Effect.forkScoped(supervised("lonely loop", Effect.dieMessage("gone")))
           yield* fiber.await
         })
       ).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
       expect(lines).toEqual([{ level: "ERROR", message: ["lonely loop died: gone"] }])
-    }))
+    })
+  )
 })

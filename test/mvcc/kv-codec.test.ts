@@ -17,7 +17,12 @@ import {
   isTombstoneKey,
   revToBytes
 } from "../../src/mvcc/kv-codec.js"
-import { deleteRangeRequestSize, internalRaftRequestSize, putRequestSize, txnRequestSize } from "../../src/mvcc/request-size.js"
+import {
+  deleteRangeRequestSize,
+  internalRaftRequestSize,
+  putRequestSize,
+  txnRequestSize
+} from "../../src/mvcc/request-size.js"
 import { decodeRevision, encodeRevision } from "../../src/mvcc/revision.js"
 
 const root = new protobufjs.Root().loadSync(join(process.cwd(), "proto", "rpc.proto"), { keepCase: true })
@@ -26,7 +31,11 @@ const T = (name: string) => root.lookupType(name)
 
 const bytes = fc.uint8Array({ maxLength: 300 })
 const rev = fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 2 ** 31 }), fc.constant(2 ** 53 - 1))
-const int64 = fc.oneof(fc.constant(0n), fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }), fc.bigInt({ min: -(2n ** 63n), max: -1n }))
+const int64 = fc.oneof(
+  fc.constant(0n),
+  fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }),
+  fc.bigInt({ min: -(2n ** 63n), max: -1n })
+)
 const kvArb: fc.Arbitrary<KeyValue> = fc.record({
   key: bytes,
   createRevision: rev,
@@ -49,14 +58,15 @@ const clean = (o: Record<string, unknown>, keep: ReadonlyArray<string> = []): Re
     )
   )
 
-const toPbKv = (kv: KeyValue) => clean({
-  key: kv.key,
-  create_revision: kv.createRevision,
-  mod_revision: kv.modRevision,
-  version: kv.version,
-  value: kv.value,
-  lease: kv.lease.toString()
-})
+const toPbKv = (kv: KeyValue) =>
+  clean({
+    key: kv.key,
+    create_revision: kv.createRevision,
+    mod_revision: kv.modRevision,
+    version: kv.version,
+    value: kv.value,
+    lease: kv.lease.toString()
+  })
 
 describe("mvccpb.KeyValue codec", () => {
   const KV = T("mvccpb.KeyValue")
@@ -69,7 +79,14 @@ describe("mvccpb.KeyValue codec", () => {
   })
 
   it("decoding copies: the result does not alias the input", () => {
-    const kv: KeyValue = { key: new Uint8Array([1, 2]), createRevision: 2, modRevision: 3, version: 1, value: new Uint8Array([9]), lease: 0n }
+    const kv: KeyValue = {
+      key: new Uint8Array([1, 2]),
+      createRevision: 2,
+      modRevision: 3,
+      version: 1,
+      value: new Uint8Array([9]),
+      lease: 0n
+    }
     const enc = encodeKeyValue(kv)
     const dec = decodeKeyValue(enc)
     enc.fill(0)
@@ -77,7 +94,14 @@ describe("mvccpb.KeyValue codec", () => {
   })
 
   it("skips unknown fields and rejects truncated input", () => {
-    const kv: KeyValue = { key: new Uint8Array([7]), createRevision: 5, modRevision: 6, version: 2, value: new Uint8Array([1, 2]), lease: 3n }
+    const kv: KeyValue = {
+      key: new Uint8Array([7]),
+      createRevision: 5,
+      modRevision: 6,
+      version: 2,
+      value: new Uint8Array([1, 2]),
+      lease: 3n
+    }
     // field 9 varint 150, field 10 bytes "ab", then the real fields
     const extra = new Uint8Array([0x48, 0x96, 0x01, 0x52, 0x02, 0x61, 0x62])
     const enc = encodeKeyValue(kv)
@@ -90,7 +114,9 @@ describe("mvccpb.KeyValue codec", () => {
 
   it("a tombstone stores KeyValue{key} only", () => {
     const enc = encodeTombstone(new Uint8Array([0x66, 0x6f, 0x6f]))
-    expect(Buffer.from(enc).equals(Buffer.from(KV.encode(KV.fromObject({ key: Buffer.from("foo") })).finish()))).toBe(true)
+    expect(Buffer.from(enc).equals(Buffer.from(KV.encode(KV.fromObject({ key: Buffer.from("foo") })).finish()))).toBe(
+      true
+    )
   })
 })
 
@@ -143,25 +169,41 @@ describe("request size estimate", () => {
   ) as fc.Arbitrary<Compare>
   const opArb: fc.Arbitrary<RequestOp> = fc.oneof(
     putArb.map((request) => ({ _tag: "Put" as const, request })),
-    fc.record({ key, rangeEnd: bytes, prevKv: fc.boolean() }).map((request) => ({ _tag: "DeleteRange" as const, request })),
     fc
-      .record({ key, rangeEnd: bytes, limit: rev, revision: rev, sortOrder: fc.constantFrom(0, 1, 2), countOnly: fc.boolean() })
+      .record({ key, rangeEnd: bytes, prevKv: fc.boolean() })
+      .map((request) => ({ _tag: "DeleteRange" as const, request })),
+    fc
+      .record({
+        key,
+        rangeEnd: bytes,
+        limit: rev,
+        revision: rev,
+        sortOrder: fc.constantFrom(0, 1, 2),
+        countOnly: fc.boolean()
+      })
       .map((request) => ({ _tag: "Range" as const, request: request as never }))
   )
   const txnArb: fc.Arbitrary<TxnRequest> = fc.record({
     compare: fc.array(compareArb, { maxLength: 4 }),
-    success: fc.array(fc.oneof(opArb, opArb.map((op) => ({ _tag: "Txn" as const, request: { compare: [], success: [op], failure: [] } }))), { maxLength: 4 }),
+    success: fc.array(
+      fc.oneof(
+        opArb,
+        opArb.map((op) => ({ _tag: "Txn" as const, request: { compare: [], success: [op], failure: [] } }))
+      ),
+      { maxLength: 4 }
+    ),
     failure: fc.array(opArb, { maxLength: 4 })
   })
 
-  const pbPut = (p: PutRequest) => clean({
-    key: p.key,
-    value: p.value,
-    lease: (p.lease ?? 0n).toString(),
-    prev_kv: p.prevKv,
-    ignore_value: p.ignoreValue,
-    ignore_lease: p.ignoreLease
-  })
+  const pbPut = (p: PutRequest) =>
+    clean({
+      key: p.key,
+      value: p.value,
+      lease: (p.lease ?? 0n).toString(),
+      prev_kv: p.prevKv,
+      ignore_value: p.ignoreValue,
+      ignore_lease: p.ignoreLease
+    })
   const pbCompare = (c: Compare) => {
     const base = { key: c.key, result: c.result, target: c.target, range_end: c.rangeEnd }
     switch (c.target) {
@@ -182,11 +224,24 @@ describe("request size estimate", () => {
       case "Put":
         return { request_put: pbPut(op.request) }
       case "DeleteRange":
-        return { request_delete_range: clean({ key: op.request.key, range_end: op.request.rangeEnd, prev_kv: op.request.prevKv }) }
+        return {
+          request_delete_range: clean({
+            key: op.request.key,
+            range_end: op.request.rangeEnd,
+            prev_kv: op.request.prevKv
+          })
+        }
       case "Range": {
         const r = op.request
         return {
-          request_range: clean({ key: r.key, range_end: r.rangeEnd, limit: r.limit, revision: r.revision, sort_order: r.sortOrder, count_only: r.countOnly })
+          request_range: clean({
+            key: r.key,
+            range_end: r.rangeEnd,
+            limit: r.limit,
+            revision: r.revision,
+            sort_order: r.sortOrder,
+            count_only: r.countOnly
+          })
         }
       }
       case "Txn":
@@ -206,7 +261,9 @@ describe("request size estimate", () => {
 
   it.prop("DeleteRangeRequest size is exact", [fc.record({ key, rangeEnd: bytes, prevKv: fc.boolean() })], ([d]) => {
     const M = T("etcdserverpb.DeleteRangeRequest")
-    expect(deleteRangeRequestSize(d)).toBe(M.encode(M.fromObject(clean({ key: d.key, range_end: d.rangeEnd, prev_kv: d.prevKv }))).finish().length)
+    expect(deleteRangeRequestSize(d)).toBe(
+      M.encode(M.fromObject(clean({ key: d.key, range_end: d.rangeEnd, prev_kv: d.prevKv }))).finish().length
+    )
   })
 
   it.prop("TxnRequest size is exact (nested, all compare targets)", [txnArb], ([t]) => {

@@ -15,7 +15,8 @@ import { gateLayer, makeGate } from "./gated-backend.js"
 import { b, memoryStore, s } from "./helpers.js"
 
 const put = (k: string, v = "v"): RequestOp => ({ _tag: "Put", request: { key: b(k), value: b(v) } })
-const vals = (kvs: ReadonlyArray<{ key: Uint8Array; value: Uint8Array }>) => kvs.map((kv) => `${s(kv.key)}=${s(kv.value)}`)
+const vals = (kvs: ReadonlyArray<{ key: Uint8Array; value: Uint8Array }>) =>
+  kvs.map((kv) => `${s(kv.key)}=${s(kv.value)}`)
 
 const gatedStore = () => {
   const gate = makeGate()
@@ -137,7 +138,8 @@ describe("etcd semantics by example", () => {
       const r = yield* st.range({ key: b("a") })
       expect([r.header.revision, r.count, r.more, r.kvs]).toEqual([1, 0, false, []])
       expect((yield* st.put({ key: b("a") })).header.revision).toBe(2)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("one revision per txn, sub-revisions in op order, later ops see earlier ones", () =>
     Effect.gen(function* () {
@@ -160,16 +162,14 @@ describe("etcd semantics by example", () => {
       expect(range._tag === "Range" && vals(range.response.kvs)).toEqual(["a=2"])
       expect(range._tag === "Range" && range.response.header.revision).toBe(3)
       // delete-range deletes in key order; the put of "a" after it creates a fresh generation
-      expect(events[1]!.map(nEvent).map((e) => `${e.type} ${e.kv.key} ${e.kv.mod} c${e.kv.create} v${e.kv.version}`)).toEqual([
-        "PUT b 3 c3 v1",
-        "DELETE b 3 c0 v0",
-        "DELETE c 3 c0 v0",
-        "PUT a 3 c3 v1"
-      ])
+      expect(
+        events[1]!.map(nEvent).map((e) => `${e.type} ${e.kv.key} ${e.kv.mod} c${e.kv.create} v${e.kv.version}`)
+      ).toEqual(["PUT b 3 c3 v1", "DELETE b 3 c0 v0", "DELETE c 3 c0 v0", "PUT a 3 c3 v1"])
       // the backend keys are (3,0) (3,1)t (3,2)t (3,3)
       const keys = (yield* Backend).range("key", revToBytes(3, 0), revToBytes(4, 0))
       expect(keys.map(([k]) => `${bytesToMain(k)}${isTombstoneKey(k) ? "t" : ""}`)).toEqual(["3", "3t", "3t", "3"])
-    }).pipe(Effect.provide(Layer.provideMerge(layer.pipe(Layer.provide(layerConfig())), layerMemory))))
+    }).pipe(Effect.provide(Layer.provideMerge(layer.pipe(Layer.provide(layerConfig())), layerMemory)))
+  )
 
   it.effect("txn headers: no write keeps the revision; nested txn headers carry 0", () =>
     Effect.gen(function* () {
@@ -187,7 +187,8 @@ describe("etcd semantics by example", () => {
       expect(inner._tag === "Txn" && [inner.response.header.revision, inner.response.succeeded]).toEqual([0, true])
       const empty = yield* st.txn({ compare: [], success: [], failure: [] })
       expect([empty.header.revision, empty.succeeded]).toEqual([3, true])
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("compares: a missing key compares as zeros, VALUE on a missing key fails, a range needs every key", () =>
     Effect.gen(function* () {
@@ -207,39 +208,49 @@ describe("etcd semantics by example", () => {
       expect(yield* ok({ key: b("a"), rangeEnd: b("b"), target: 1, result: 2, createRevision: 4 })).toBe(true)
       expect(yield* ok({ key: b("a"), rangeEnd: b("\0"), target: 0, result: 1, version: 0 })).toBe(true)
       expect(yield* ok({ key: b("a"), rangeEnd: b("\0"), target: 2, result: 1, modRevision: 3 })).toBe(false)
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
-  it.effect("range: limit/more/count, sort with limit, default ascending for non-key targets, filters leave count", () =>
-    Effect.gen(function* () {
-      const st = yield* MvccStore
-      // a@2 b@3 c@4, then a rewritten @5
-      for (const [k, v] of [["a", "3"], ["b", "1"], ["c", "2"], ["a", "0"]] as const) yield* st.put({ key: b(k), value: b(v) })
-      const all = { key: b("a"), rangeEnd: b("\0") }
-      const r1 = yield* st.range({ ...all, limit: 2 })
-      expect([vals(r1.kvs), r1.more, r1.count]).toEqual([["a=0", "b=1"], true, 3])
-      const r2 = yield* st.range({ ...all, limit: 3 })
-      expect([r2.more, r2.count]).toEqual([false, 3])
-      // sorting sees every key before the limit applies
-      const r3 = yield* st.range({ ...all, limit: 1, sortOrder: 2, sortTarget: 3 })
-      expect([vals(r3.kvs), r3.more]).toEqual([["a=0"], true])
-      // target VALUE with order NONE sorts ascending
-      const r4 = yield* st.range({ ...all, sortTarget: 4 })
-      expect(vals(r4.kvs)).toEqual(["a=0", "b=1", "c=2"])
-      // filters prune kvs, not count
-      const r5 = yield* st.range({ ...all, minModRevision: 4, limit: 1 })
-      expect([vals(r5.kvs), r5.more, r5.count]).toEqual([["a=0"], true, 3])
-      const r6 = yield* st.range({ ...all, maxCreateRevision: 2 })
-      expect([vals(r6.kvs), r6.count]).toEqual([["a=0"], 3])
-      const r7 = yield* st.range({ ...all, countOnly: true, limit: 1 })
-      expect([r7.kvs, r7.more, r7.count]).toEqual([[], false, 3])
-      const r8 = yield* st.range({ ...all, keysOnly: true })
-      expect(vals(r8.kvs)).toEqual(["a=", "b=", "c="])
-      // historical read
-      const r9 = yield* st.range({ ...all, revision: 4 })
-      expect([vals(r9.kvs), r9.header.revision]).toEqual([["a=3", "b=1", "c=2"], 5])
-      // key >= range_end: empty
-      expect((yield* st.range({ key: b("c"), rangeEnd: b("a") })).count).toBe(0)
-    }).pipe(Effect.provide(memoryStore())))
+  it.effect(
+    "range: limit/more/count, sort with limit, default ascending for non-key targets, filters leave count",
+    () =>
+      Effect.gen(function* () {
+        const st = yield* MvccStore
+        // a@2 b@3 c@4, then a rewritten @5
+        for (const [k, v] of [
+          ["a", "3"],
+          ["b", "1"],
+          ["c", "2"],
+          ["a", "0"]
+        ] as const)
+          yield* st.put({ key: b(k), value: b(v) })
+        const all = { key: b("a"), rangeEnd: b("\0") }
+        const r1 = yield* st.range({ ...all, limit: 2 })
+        expect([vals(r1.kvs), r1.more, r1.count]).toEqual([["a=0", "b=1"], true, 3])
+        const r2 = yield* st.range({ ...all, limit: 3 })
+        expect([r2.more, r2.count]).toEqual([false, 3])
+        // sorting sees every key before the limit applies
+        const r3 = yield* st.range({ ...all, limit: 1, sortOrder: 2, sortTarget: 3 })
+        expect([vals(r3.kvs), r3.more]).toEqual([["a=0"], true])
+        // target VALUE with order NONE sorts ascending
+        const r4 = yield* st.range({ ...all, sortTarget: 4 })
+        expect(vals(r4.kvs)).toEqual(["a=0", "b=1", "c=2"])
+        // filters prune kvs, not count
+        const r5 = yield* st.range({ ...all, minModRevision: 4, limit: 1 })
+        expect([vals(r5.kvs), r5.more, r5.count]).toEqual([["a=0"], true, 3])
+        const r6 = yield* st.range({ ...all, maxCreateRevision: 2 })
+        expect([vals(r6.kvs), r6.count]).toEqual([["a=0"], 3])
+        const r7 = yield* st.range({ ...all, countOnly: true, limit: 1 })
+        expect([r7.kvs, r7.more, r7.count]).toEqual([[], false, 3])
+        const r8 = yield* st.range({ ...all, keysOnly: true })
+        expect(vals(r8.kvs)).toEqual(["a=", "b=", "c="])
+        // historical read
+        const r9 = yield* st.range({ ...all, revision: 4 })
+        expect([vals(r9.kvs), r9.header.revision]).toEqual([["a=3", "b=1", "c=2"], 5])
+        // key >= range_end: empty
+        expect((yield* st.range({ key: b("c"), rangeEnd: b("a") })).count).toBe(0)
+      }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("put: prev_kv, ignore_value keeps the value, ignore_lease keeps the lease", () =>
     Effect.gen(function* () {
@@ -256,7 +267,8 @@ describe("etcd semantics by example", () => {
       yield* st.deleteRange({ key: b("k") })
       expect(lessor.snapshot()).toEqual({})
       expect(lessor.violations).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(memoryStore())))
+    }).pipe(Effect.scoped, Effect.provide(memoryStore()))
+  )
 
   it.effect("keys and values are copied: the caller may reuse its buffers", () =>
     Effect.gen(function* () {
@@ -271,7 +283,8 @@ describe("etcd semantics by example", () => {
       const r = yield* st.range({ key: b("key") })
       expect(vals(r.kvs)).toEqual(["key=value"])
       expect(events.map(nEvent).map((e) => `${e.kv.key}=${e.kv.value}`)).toEqual(["key=value"])
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 })
 
 describe("deleteKeys (lease revoke)", () => {
@@ -330,18 +343,23 @@ describe("compaction", () => {
       expect(s(be.get("meta", b("finishedCompactRev"))!)).toBe(s(revToBytes(12, 0)))
       expect(s(be.get("meta", b("scheduledCompactRev"))!)).toBe(s(revToBytes(12, 0)))
       // the DELETE at the watermark is still delivered to a watcher from R
-      expect(st.eventsBetween(12, 13).map(nEvent).map((e) => `${e.type} ${e.kv.key} ${e.kv.mod}`)).toEqual([
-        "DELETE k1 12",
-        "PUT x 13"
-      ])
+      expect(
+        st
+          .eventsBetween(12, 13)
+          .map(nEvent)
+          .map((e) => `${e.type} ${e.kv.key} ${e.kv.mod}`)
+      ).toEqual(["DELETE k1 12", "PUT x 13"])
       // the next compaction past the tombstone drops it
       yield* st.compact(13, true)
       expect(keyBucket(be)).toEqual(["10", "11", "13"])
       const r = yield* st.range({ key: b("k"), rangeEnd: b("\0"), revision: 13 })
       expect(vals(r.kvs)).toEqual(["k0=9", "k2=8", "x="])
     }).pipe(
-      Effect.provide(Layer.provideMerge(layer.pipe(Layer.provide(layerConfig({ compactionBatchLimit: 3 }))), layerMemory))
-    ))
+      Effect.provide(
+        Layer.provideMerge(layer.pipe(Layer.provide(layerConfig({ compactionBatchLimit: 3 }))), layerMemory)
+      )
+    )
+  )
 
   it.effect("the watermark is set at request time; physical removal runs in the background, FIFO", () => {
     const { gate, layer: l } = gatedStore()
@@ -366,7 +384,10 @@ describe("compaction", () => {
       }
       yield* Fiber.join(c1)
       yield* Fiber.join(c2)
-      const metas = gate.batches.flat().filter((op) => op.bucket === "meta").map((op) => `${s(op.key)}=${bytesToMain(op.value!)}`)
+      const metas = gate.batches
+        .flat()
+        .filter((op) => op.bucket === "meta")
+        .map((op) => `${s(op.key)}=${bytesToMain(op.value!)}`)
       expect(metas).toEqual([
         "scheduledCompactRev=3",
         "scheduledCompactRev=4",

@@ -97,10 +97,7 @@ export interface NTxn {
   readonly responses: ReadonlyArray<NOp>
 }
 export type NOp =
-  | { readonly Range: NRange }
-  | { readonly Put: NPut }
-  | { readonly DeleteRange: NDelete }
-  | { readonly Txn: NTxn }
+  { readonly Range: NRange } | { readonly Put: NPut } | { readonly DeleteRange: NDelete } | { readonly Txn: NTxn }
 
 class ModelError extends Error {
   constructor(readonly e: NError) {

@@ -87,9 +87,7 @@ describe("etcd-effect serve over a corrupt data dir (process)", () => {
   const serveOver = async (ops: ReadonlyArray<WriteOp>) => {
     const dataDir = tempDir()
     dirs.push(dataDir)
-    await Effect.runPromise(
-      Effect.scoped(Effect.flatMap(makeLmdbBackend({ dataDir }), (m) => m.backend.write(ops)))
-    )
+    await Effect.runPromise(Effect.scoped(Effect.flatMap(makeLmdbBackend({ dataDir }), (m) => m.backend.write(ops))))
     const p = ServeProcess.spawn({ dataDir }, await freePort())
     procs.push(p)
     const code = await p.exited

@@ -17,9 +17,14 @@ const storeAndBackend = (dataDir: string) =>
   Layer.provideMerge(layer.pipe(Layer.provide(layerConfig())), layerLmdb({ dataDir }))
 
 /** Opens the store over dataDir for the duration of `f`. */
-const withStore = <A, E>(dataDir: string, f: (st: Context.Tag.Service<MvccStore>, be: Context.Tag.Service<Backend>) => Effect.Effect<A, E>) =>
+const withStore = <A, E>(
+  dataDir: string,
+  f: (st: Context.Tag.Service<MvccStore>, be: Context.Tag.Service<Backend>) => Effect.Effect<A, E>
+) =>
   Effect.scoped(
-    Effect.flatMap(Layer.build(storeAndBackend(dataDir)), (ctx) => f(Context.get(ctx, MvccStore), Context.get(ctx, Backend)))
+    Effect.flatMap(Layer.build(storeAndBackend(dataDir)), (ctx) =>
+      f(Context.get(ctx, MvccStore), Context.get(ctx, Backend))
+    )
   )
 
 const everything = { key: b("\0"), rangeEnd: b("\0") }
@@ -29,28 +34,30 @@ describe("restart (LMDB)", () => {
     const { dir, cleanup } = tempDir()
     return Effect.gen(function* () {
       const before = yield* withStore(dir, (st) =>
-        Effect.scoped(Effect.gen(function* () {
-          yield* st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined }))
-          yield* st.put({ key: b("a"), value: b("1") }) // 2
-          yield* st.put({ key: b("b"), value: b("2"), lease: 1n }) // 3
-          yield* st.put({ key: b("a"), value: b("3") }) // 4
-          yield* st.deleteRange({ key: b("b") }) // 5
-          yield* st.put({ key: b("c"), value: b("4"), lease: 2n }) // 6
-          yield* st.txn({
-            compare: [],
-            success: [
-              { _tag: "Put", request: { key: b("d"), value: b("5") } },
-              { _tag: "DeleteRange", request: { key: b("a") } }
-            ],
-            failure: []
-          }) // 7
-          yield* st.compact(5, true)
-          yield* st.put({ key: b("e"), value: b("6") }) // 8
-          yield* st.compact(6) // watermark only; may be unfinished at close
-          const history = []
-          for (let r = 6; r <= 8; r++) history.push((yield* st.range({ ...everything, revision: r })).kvs.map(nkv))
-          return { rev: st.rev(), compact: st.compactRevision(), history, events: st.eventsBetween(7, 8).map(nEvent) }
-        }))
+        Effect.scoped(
+          Effect.gen(function* () {
+            yield* st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined }))
+            yield* st.put({ key: b("a"), value: b("1") }) // 2
+            yield* st.put({ key: b("b"), value: b("2"), lease: 1n }) // 3
+            yield* st.put({ key: b("a"), value: b("3") }) // 4
+            yield* st.deleteRange({ key: b("b") }) // 5
+            yield* st.put({ key: b("c"), value: b("4"), lease: 2n }) // 6
+            yield* st.txn({
+              compare: [],
+              success: [
+                { _tag: "Put", request: { key: b("d"), value: b("5") } },
+                { _tag: "DeleteRange", request: { key: b("a") } }
+              ],
+              failure: []
+            }) // 7
+            yield* st.compact(5, true)
+            yield* st.put({ key: b("e"), value: b("6") }) // 8
+            yield* st.compact(6) // watermark only; may be unfinished at close
+            const history = []
+            for (let r = 6; r <= 8; r++) history.push((yield* st.range({ ...everything, revision: r })).kvs.map(nkv))
+            return { rev: st.rev(), compact: st.compactRevision(), history, events: st.eventsBetween(7, 8).map(nEvent) }
+          })
+        )
       )
       expect([before.rev, before.compact]).toEqual([8, 6])
       const after = yield* withStore(dir, (st) =>
@@ -63,7 +70,14 @@ describe("restart (LMDB)", () => {
           // writing continues at the next revision, versions and create revisions intact
           yield* st.put({ key: b("c"), value: b("7") })
           const c = nkv((yield* st.range({ key: b("c") })).kvs[0]!)
-          return { rev: st.rev(), compact: st.compactRevision(), history, events: st.eventsBetween(7, 8).map(nEvent), leases, c }
+          return {
+            rev: st.rev(),
+            compact: st.compactRevision(),
+            history,
+            events: st.eventsBetween(7, 8).map(nEvent),
+            leases,
+            c
+          }
         })
       )
       expect(after.rev).toBe(9)
@@ -88,7 +102,9 @@ describe("restart (LMDB)", () => {
       yield* Effect.scoped(
         Effect.gen(function* () {
           const ctx = yield* Layer.build(layerLmdb({ dataDir: dir }))
-          yield* Context.get(ctx, Backend).write([{ bucket: "meta", key: SCHEDULED_COMPACT_KEY, value: revToBytes(22, 0) }])
+          yield* Context.get(ctx, Backend).write([
+            { bucket: "meta", key: SCHEDULED_COMPACT_KEY, value: revToBytes(22, 0) }
+          ])
         })
       )
       yield* withStore(dir, (st, be) =>
@@ -98,7 +114,9 @@ describe("restart (LMDB)", () => {
           // the resumed compaction is queued first: a physical compaction after it waits for it
           yield* st.put({ key: b("x") }) // 23
           yield* st.compact(23, true)
-          const keys = be.range("key", revToBytes(0, 0), undefined).map(([k]) => `${bytesToMain(k)}${isTombstoneKey(k) ? "t" : ""}`)
+          const keys = be
+            .range("key", revToBytes(0, 0), undefined)
+            .map(([k]) => `${bytesToMain(k)}${isTombstoneKey(k) ? "t" : ""}`)
           // latest of k1..k3 (rev 19, 20, 21) and x; k0's tombstone at 22 dropped by the compaction at 23
           expect(keys).toEqual(["19", "20", "21", "23"])
           expect(bytesToMain(be.get("meta", b("finishedCompactRev"))!)).toBe(23)
@@ -126,7 +144,12 @@ describe("restart (LMDB)", () => {
       yield* withStore(dir, (st) =>
         Effect.gen(function* () {
           expect([st.rev(), st.compactRevision()]).toEqual([5, 5])
-          expect(st.eventsBetween(5, 5).map(nEvent).map((e) => `${e.type} ${e.kv.key}`)).toEqual(["DELETE b"])
+          expect(
+            st
+              .eventsBetween(5, 5)
+              .map(nEvent)
+              .map((e) => `${e.type} ${e.kv.key}`)
+          ).toEqual(["DELETE b"])
           yield* st.compact(5).pipe(Effect.flip)
           yield* st.put({ key: b("b") })
           expect(nkv((yield* st.range({ key: b("b") })).kvs[0]!)).toMatchObject({ create: 6, mod: 6, version: 1 })

@@ -16,7 +16,10 @@ describe("store subscriptions", () => {
       const a: Array<number> = []
       const c: Array<number> = []
       const scopeA = yield* Scope.make()
-      yield* Scope.extend(st.subscribeCommits((rev) => a.push(rev)), scopeA)
+      yield* Scope.extend(
+        st.subscribeCommits((rev) => a.push(rev)),
+        scopeA
+      )
       yield* Effect.scoped(
         Effect.gen(function* () {
           yield* st.subscribeCommits((rev) => c.push(rev))
@@ -28,7 +31,8 @@ describe("store subscriptions", () => {
       yield* st.put({ key: b("k"), value: b("3") })
       expect(a).toEqual([2, 3])
       expect(c).toEqual([2])
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("a listener that throws stops the store: the write dies, later requests fail", () =>
     Effect.gen(function* () {
@@ -44,14 +48,20 @@ describe("store subscriptions", () => {
       expect(seen).toEqual([2])
       const later = yield* Effect.flip(st.range({ key: b("k") }))
       expect(later.message).toBe("etcdserver: server stopped")
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 
   it.effect("one lessor at a time; after its scope closes another may attach", () =>
     Effect.gen(function* () {
       const st = yield* MvccStore
       const first = yield* Scope.make()
-      yield* Scope.extend(st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined })), first)
-      const second = yield* Effect.exit(Effect.scoped(st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined }))))
+      yield* Scope.extend(
+        st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined })),
+        first
+      )
+      const second = yield* Effect.exit(
+        Effect.scoped(st.attachLessor(() => ({ lessor: new FakeLessor(), value: undefined })))
+      )
       expect(Exit.isFailure(second) && Cause.isDie(second.cause)).toBe(true)
       yield* Scope.close(first, Exit.void)
       const lessor = new FakeLessor()
@@ -62,5 +72,6 @@ describe("store subscriptions", () => {
           expect(lessor.snapshot()).toEqual({ k: "1" })
         })
       )
-    }).pipe(Effect.provide(memoryStore())))
+    }).pipe(Effect.provide(memoryStore()))
+  )
 })

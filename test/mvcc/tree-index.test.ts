@@ -26,10 +26,23 @@ describe("TreeIndex", () => {
     const keys = ["a", "a\u0000", "ab", "b", "\u00ff", "\u00ff\u00ff", "c"]
     keys.forEach((k, i) => put(ti, k, i + 2))
     expect(ti.range("a", "b", 100).keys.map((ki) => ki.k)).toEqual(["a", "a\u0000", "ab"])
-    expect(ti.range("a\u0000", "", 100).keys.map((ki) => ki.k)).toEqual(["a\u0000", "ab", "b", "c", "\u00ff", "\u00ff\u00ff"])
+    expect(ti.range("a\u0000", "", 100).keys.map((ki) => ki.k)).toEqual([
+      "a\u0000",
+      "ab",
+      "b",
+      "c",
+      "\u00ff",
+      "\u00ff\u00ff"
+    ])
     // key >= end: empty
     expect(ti.range("b", "a", 100).keys).toEqual([])
-    expect(ti.revisions("a", "", 100, 2)).toEqual({ revs: [{ main: 2, sub: 0 }, { main: 3, sub: 0 }], total: 7 })
+    expect(ti.revisions("a", "", 100, 2)).toEqual({
+      revs: [
+        { main: 2, sub: 0 },
+        { main: 3, sub: 0 }
+      ],
+      total: 7
+    })
     expect(ti.countRevisions("a", "c", 100)).toBe(4)
     // at revision 4 only the first three puts exist
     expect(ti.countRevisions("a", "", 4)).toBe(3)
@@ -51,7 +64,13 @@ describe("TreeIndex", () => {
   // many keys across leaf splits and merges, checked against a sorted array
   it.prop(
     "ordered operations match a sorted-array model across leaf splits and merges",
-    [fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 3000 })), { minLength: 2000, maxLength: 6000, size: "max" })],
+    [
+      fc.array(fc.tuple(fc.boolean(), fc.integer({ min: 0, max: 3000 })), {
+        minLength: 2000,
+        maxLength: 6000,
+        size: "max"
+      })
+    ],
     ([ops]) => {
       const ti = new TreeIndex()
       const model = new Set<string>()
@@ -71,7 +90,9 @@ describe("TreeIndex", () => {
       const lo = name(1000)
       const hi = name(2000)
       const ranged = ti.range(lo, hi, rev).keys.map((ki) => ki.k)
-      return JSON.stringify(ranged) === JSON.stringify(sorted.filter((k) => k >= lo && k < hi)) && ti.size === model.size
+      return (
+        JSON.stringify(ranged) === JSON.stringify(sorted.filter((k) => k >= lo && k < hi)) && ti.size === model.size
+      )
     },
     { fastCheck: { numRuns: 20 } }
   )

@@ -17,12 +17,19 @@ import { ensureBuilt, repoRoot } from "../server/support/process.js"
 const sh = (file: string, args: Array<string>, cwd: string, timeoutMs = 180_000): Promise<string> =>
   new Promise((resolve, reject) =>
     execFile(file, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      error === null ? resolve(stdout) : reject(new Error(`${file} ${args.join(" ")}: ${error.message}\n${stdout}\n${stderr}`))
+      error === null
+        ? resolve(stdout)
+        : reject(new Error(`${file} ${args.join(" ")}: ${error.message}\n${stdout}\n${stderr}`))
     )
   )
 
 /** Starts a long-running command and resolves with its stdout once `until` holds, then kills it. */
-const outputUntil = (file: string, args: Array<string>, until: (stdout: string) => boolean, timeoutMs = 60_000): Promise<string> =>
+const outputUntil = (
+  file: string,
+  args: Array<string>,
+  until: (stdout: string) => boolean,
+  timeoutMs = 60_000
+): Promise<string> =>
   new Promise((resolve, reject) => {
     const child = spawn(file, args, { stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
@@ -75,13 +82,19 @@ describe("the npm package, installed from its tarball", () => {
     await ensureBuilt()
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-pkg-"))
     // --ignore-scripts: `prepare` would rebuild dist/ under other test files' processes
-    const packed = JSON.parse(await sh("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], repoRoot))
+    const packed = JSON.parse(
+      await sh("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], repoRoot)
+    )
     files = packed[0].files.map((f: { path: string }) => f.path)
     app = path.join(dir, "app")
     fs.mkdirSync(app)
     fs.writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }))
     // @types/node: what any TypeScript program on Node has beside the package
-    await sh("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", path.join(dir, packed[0].filename), "@types/node@20"], app)
+    await sh(
+      "npm",
+      ["install", "--no-audit", "--no-fund", "--no-package-lock", path.join(dir, packed[0].filename), "@types/node@20"],
+      app
+    )
   }, 240_000)
   afterAll(async () => {
     if (server !== undefined && server.exitCode === null) {
@@ -96,8 +109,16 @@ describe("the npm package, installed from its tarball", () => {
     expect(files).toContain("dist/src/index.js")
     expect(files).toContain("dist/src/index.d.ts")
     expect(files).toContain("dist/cli/main.js")
-    expect(files).toEqual(expect.arrayContaining(["proto/rpc.proto", "proto/kv.proto", "proto/auth.proto", "README.md", "package.json"]))
-    const stray = files.filter((f) => /^(test|bench|benchmarks|docs|src)\//.test(f) || f.startsWith("dist/test/") || f.startsWith("dist/benchmarks/") || f.endsWith(".tsbuildinfo"))
+    expect(files).toEqual(
+      expect.arrayContaining(["proto/rpc.proto", "proto/kv.proto", "proto/auth.proto", "README.md", "package.json"])
+    )
+    const stray = files.filter(
+      (f) =>
+        /^(test|bench|benchmarks|docs|src)\//.test(f) ||
+        f.startsWith("dist/test/") ||
+        f.startsWith("dist/benchmarks/") ||
+        f.endsWith(".tsbuildinfo")
+    )
     expect(stray).toEqual([])
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules/etcd-effect/package.json"), "utf8"))
     expect(manifest.engines.node).toBeDefined()
@@ -116,10 +137,22 @@ describe("the npm package, installed from its tarball", () => {
     const port = await freePort()
     const endpoint = `127.0.0.1:${port}`
     let log = ""
-    server = spawn(bin, ["serve", "--data-dir", path.join(dir, "data"), "--listen-client-urls", `http://${endpoint}`, "--listen-metrics-urls", ""], {
-      cwd: app,
-      stdio: ["ignore", "pipe", "pipe"]
-    })
+    server = spawn(
+      bin,
+      [
+        "serve",
+        "--data-dir",
+        path.join(dir, "data"),
+        "--listen-client-urls",
+        `http://${endpoint}`,
+        "--listen-metrics-urls",
+        ""
+      ],
+      {
+        cwd: app,
+        stdio: ["ignore", "pipe", "pipe"]
+      }
+    )
     server.stdout!.on("data", (d) => (log += d))
     server.stderr!.on("data", (d) => (log += d))
     const deadline = Date.now() + 30_000
@@ -130,13 +163,27 @@ describe("the npm package, installed from its tarball", () => {
     }
     expect((await runCommand(bin, ["get", "/pkg/x", "--endpoints", endpoint])).stdout).toBe("/pkg/x\n1\n")
     // --rev 1 replays the put; the watch runs until interrupted
-    const watched = await outputUntil(bin, ["watch", "/pkg/x", "--rev", "1", "--endpoints", endpoint], (out) => out.endsWith("\n1\n"))
+    const watched = await outputUntil(bin, ["watch", "/pkg/x", "--rev", "1", "--endpoints", endpoint], (out) =>
+      out.endsWith("\n1\n")
+    )
     expect(watched).toBe("PUT\n/pkg/x\n1\n")
     // a TypeScript user's program: type-checks against the installed declarations, then runs
     fs.writeFileSync(path.join(app, "example.ts"), example)
     fs.writeFileSync(
       path.join(app, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, types: ["node"], lib: ["ES2022"], skipLibCheck: true, outDir: "out" }, files: ["example.ts"] })
+      JSON.stringify({
+        compilerOptions: {
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          strict: true,
+          types: ["node"],
+          lib: ["ES2022"],
+          skipLibCheck: true,
+          outDir: "out"
+        },
+        files: ["example.ts"]
+      })
     )
     await sh(path.join(repoRoot, "node_modules/.bin/tsc"), ["-p", "."], app)
     const ran = await runCommand("node", [path.join(app, "out/example.js"), endpoint])

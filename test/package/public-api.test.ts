@@ -54,7 +54,10 @@ describe("the package's public API", () => {
   it("the root export is exactly the checked-in list", () => {
     const [rootNames] = names()
     if (process.env["UPDATE_PUBLIC_API"] === "1") fs.writeFileSync(listFile, rootNames!.join("\n") + "\n")
-    const expected = fs.readFileSync(listFile, "utf8").split("\n").filter((l) => l !== "")
+    const expected = fs
+      .readFileSync(listFile, "utf8")
+      .split("\n")
+      .filter((l) => l !== "")
     expect(rootNames).toEqual(expected)
   }, 120_000)
 
@@ -66,7 +69,10 @@ describe("the package's public API", () => {
 
   it("the load generator is the subpath etcd-effect/bench", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
-    expect(manifest.exports["./bench"]).toEqual({ types: "./dist/src/bench/index.d.ts", default: "./dist/src/bench/index.js" })
+    expect(manifest.exports["./bench"]).toEqual({
+      types: "./dist/src/bench/index.d.ts",
+      default: "./dist/src/bench/index.js"
+    })
     expect(names()[1]).toEqual(expect.arrayContaining(["run", "openIdleWatchers", "type BenchResult"]))
   }, 120_000)
 })

@@ -84,7 +84,8 @@ describe("one port: gRPC and HTTP/1.1", () => {
     const n = 20
     const grpcWrites = Array.from({ length: n }, (_, i) => etcdctl(server.endpoint, ["put", `g${i}`, `v${i}`]))
     const httpWrites = Array.from({ length: n }, (_, i) =>
-      post(base, "/v3/kv/put", { key: b64(`h${i}`), value: b64(`v${i}`) }))
+      post(base, "/v3/kv/put", { key: b64(`h${i}`), value: b64(`v${i}`) })
+    )
     const scrapes = Array.from({ length: 5 }, () => fetch(`${base}/metrics`).then((r) => r.text()))
     const [ctl, http, metrics] = await Promise.all([
       Promise.all(grpcWrites),
@@ -108,13 +109,18 @@ describe("one port: gRPC and HTTP/1.1", () => {
   it("HTTP/1 first bytes one at a time, a silent close, garbage", async () => {
     const port = Number(server.endpoint.split(":")[1])
     const request = Buffer.from("GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-    const reply = await rawExchange(port, [...request.subarray(0, 8)].map((b) => Buffer.from([b])).concat([request.subarray(8)]))
+    const reply = await rawExchange(
+      port,
+      [...request.subarray(0, 8)].map((b) => Buffer.from([b])).concat([request.subarray(8)])
+    )
     expect(reply).toMatch(/^HTTP\/1\.1 200 OK\r\n/)
-    expect(reply).toContain("{\"etcdserver\":\"3.5.24\",\"etcdcluster\":\"3.5.0\"}")
+    expect(reply).toContain('{"etcdserver":"3.5.24","etcdcluster":"3.5.0"}')
     // "PRI" then a close: nothing decided, nothing answered, nothing broken
     expect(await rawExchange(port, [HTTP2_PREFACE.subarray(0, 3)], true)).toBe("")
     // not HTTP at all: the HTTP/1 parser's 400
-    expect(await rawExchange(port, [Buffer.from([0, 1, 2, 3, 13, 10, 13, 10])], true)).toMatch(/^HTTP\/1\.1 400 Bad Request/)
+    expect(await rawExchange(port, [Buffer.from([0, 1, 2, 3, 13, 10, 13, 10])], true)).toMatch(
+      /^HTTP\/1\.1 400 Bad Request/
+    )
     // and the port still serves both
     expect((await fetch(`${base}/health`)).status).toBe(200)
     if (etcdctlAvailable) expect((await etcdctl(server.endpoint, ["get", "x"])).code).toBe(0)
@@ -131,7 +137,7 @@ describe("shutdown and the metrics listener", () => {
     const reader = res.body!.getReader()
     const decoder = new TextDecoder()
     let text = decoder.decode((await reader.read()).value)
-    expect(text).toContain("\"created\":true")
+    expect(text).toContain('"created":true')
     const closing = s.close()
     for (;;) {
       const { done, value } = await reader.read()
@@ -140,7 +146,7 @@ describe("shutdown and the metrics listener", () => {
     }
     await closing
     expect(text.trim().split("\n").at(-1)).toBe(
-      "{\"error\":{\"grpc_code\":14,\"http_code\":503,\"message\":\"etcdserver: server stopped\",\"http_status\":\"Service Unavailable\"}}"
+      '{"error":{"grpc_code":14,"http_code":503,"message":"etcdserver: server stopped","http_status":"Service Unavailable"}}'
     )
   })
 
@@ -184,7 +190,15 @@ describe("etcd-effect serve with default flags (process)", () => {
     }
     for (const p of procs) {
       const base = `http://${p.endpoint}`
-      await eventually(() => fetch(`${base}/health`).then((r) => r.status === 200, () => false), 10_000, "health")
+      await eventually(
+        () =>
+          fetch(`${base}/health`).then(
+            (r) => r.status === 200,
+            () => false
+          ),
+        10_000,
+        "health"
+      )
       expect(await (await fetch(`${base}/metrics`)).text()).toContain("etcd_server_has_leader 1")
       const put = await post(base, "/v3/kv/put", { key: b64("a"), value: b64("b") })
       expect(put.status).toBe(200)

@@ -12,12 +12,17 @@ const store = (compact: MvccStoreShape["compact"]) => ({ rev: () => 10, compact 
 
 describe("auto-compaction loop", () => {
   it.effect("a defect in a compaction fails the program running the compactor", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const exit = yield* Effect.exit(
         failOnFatal(
           Effect.scoped(
-            Effect.gen(function*() {
-              yield* Effect.forkScoped(runCompactor(store(() => Effect.dieMessage("store broken")), { mode: "revision", retention: 5 }))
+            Effect.gen(function* () {
+              yield* Effect.forkScoped(
+                runCompactor(
+                  store(() => Effect.dieMessage("store broken")),
+                  { mode: "revision", retention: 5 }
+                )
+              )
               yield* TestClock.adjust(REVISION_CHECK_INTERVAL)
               return yield* Effect.never
             })
@@ -25,6 +30,11 @@ describe("auto-compaction loop", () => {
         )
       )
       const e = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-      expect(e).toMatchObject({ _tag: "LoopDied", loop: "auto-compaction loop", message: "auto-compaction loop died: store broken" })
-    }))
+      expect(e).toMatchObject({
+        _tag: "LoopDied",
+        loop: "auto-compaction loop",
+        message: "auto-compaction loop died: store broken"
+      })
+    })
+  )
 })

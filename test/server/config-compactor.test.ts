@@ -38,7 +38,12 @@ describe("flag values", () => {
   })
 
   it("accepts http and https client URLs", () => {
-    expect(parseClientUrl("http://127.0.0.1:2379")).toEqual({ url: "http://127.0.0.1:2379", host: "127.0.0.1", port: 2379, https: false })
+    expect(parseClientUrl("http://127.0.0.1:2379")).toEqual({
+      url: "http://127.0.0.1:2379",
+      host: "127.0.0.1",
+      port: 2379,
+      https: false
+    })
     expect(parseClientUrl("http://[::1]:0")).toMatchObject({ host: "[::1]", port: 0 })
     expect(parseClientUrl("https://127.0.0.1:2379")).toMatchObject({ host: "127.0.0.1", port: 2379, https: true })
     expect(parseClientUrl("unix:///tmp/sock")).toMatch(/scheme/)
@@ -65,7 +70,7 @@ const fakeStore = () => {
 
 describe("auto-compaction", () => {
   it.effect("revision mode: every 5 minutes at current - retention, skipping repeats and revisions <= 0", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { state, store } = fakeStore()
       const fiber = yield* Effect.fork(runCompactor(store, { mode: "revision", retention: 10 }))
       state.rev = 5
@@ -80,10 +85,11 @@ describe("auto-compaction", () => {
       yield* TestClock.adjust("5 minutes")
       expect(state.compactions).toEqual([20, 35])
       yield* Fiber.interrupt(fiber)
-    }))
+    })
+  )
 
   it.effect("periodic mode: first after one period at the revision from a period ago, then every period (<= 1h)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { state, store } = fakeStore()
       const fiber = yield* Effect.fork(runCompactor(store, { mode: "periodic", retention: Duration.minutes(10) }))
       yield* Effect.yieldNow() // the compactor takes its first sample (rev 1) at 0m
@@ -96,10 +102,11 @@ describe("auto-compaction", () => {
       // of the last 11 samples (9m): at least one period of history is always kept
       expect(state.compactions).toEqual([1, 901])
       yield* Fiber.interrupt(fiber)
-    }))
+    })
+  )
 
   it.effect("an 'already compacted' answer counts as success; other failures are retried", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { state, store } = fakeStore()
       state.compactRev = 1000
       const fiber = yield* Effect.fork(runCompactor(store, { mode: "revision", retention: 1 }))
@@ -110,5 +117,6 @@ describe("auto-compaction", () => {
       yield* TestClock.adjust("5 minutes")
       expect(state.compactions).toEqual([1999])
       yield* Fiber.interrupt(fiber)
-    }))
+    })
+  )
 })

@@ -31,36 +31,36 @@ type Op =
   | { readonly t: "put"; readonly k: number; readonly v: number; readonly prevKv: boolean; readonly lease: number }
   | { readonly t: "del"; readonly k: number; readonly prefix: boolean; readonly prevKv: boolean }
   | {
-    readonly t: "range"
-    readonly k: number
-    readonly prefix: boolean
-    readonly revBack: number
-    readonly limit: number
-    readonly sortOrder: number
-    readonly sortTarget: number
-    readonly keysOnly: boolean
-    readonly countOnly: boolean
-  }
+      readonly t: "range"
+      readonly k: number
+      readonly prefix: boolean
+      readonly revBack: number
+      readonly limit: number
+      readonly sortOrder: number
+      readonly sortTarget: number
+      readonly keysOnly: boolean
+      readonly countOnly: boolean
+    }
   | {
-    readonly t: "txn"
-    readonly k: number
-    readonly target: number
-    readonly result: number
-    readonly operand: number
-    readonly success: ReadonlyArray<SubOp>
-    readonly failure: ReadonlyArray<SubOp>
-  }
+      readonly t: "txn"
+      readonly k: number
+      readonly target: number
+      readonly result: number
+      readonly operand: number
+      readonly success: ReadonlyArray<SubOp>
+      readonly failure: ReadonlyArray<SubOp>
+    }
   | { readonly t: "grant"; readonly lease: number }
   | { readonly t: "revoke"; readonly lease: number }
   | {
-    readonly t: "watch"
-    readonly stream: number
-    readonly k: number
-    readonly prefix: boolean
-    readonly startBack: number
-    readonly prevKv: boolean
-    readonly noDelete: boolean
-  }
+      readonly t: "watch"
+      readonly stream: number
+      readonly k: number
+      readonly prefix: boolean
+      readonly startBack: number
+      readonly prevKv: boolean
+      readonly noDelete: boolean
+    }
   | { readonly t: "cancel"; readonly stream: number; readonly nth: number }
   | { readonly t: "progress"; readonly stream: number }
 
@@ -81,7 +81,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       lease: fc.integer({ min: -3, max: 1 })
     })
   },
-  { weight: 2, arbitrary: fc.record({ t: fc.constant("del" as const), k: key, prefix: fc.boolean(), prevKv: fc.boolean() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ t: fc.constant("del" as const), k: key, prefix: fc.boolean(), prevKv: fc.boolean() })
+  },
   {
     weight: 3,
     arbitrary: fc.record({
@@ -111,7 +114,10 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ t: fc.constant("grant" as const), lease: fc.integer({ min: 0, max: 1 }) }) },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("revoke" as const), lease: fc.integer({ min: 0, max: 1 }) }) },
   { weight: 2, arbitrary: fc.constant(undefined).chain(() => watchOp) },
-  { weight: 1, arbitrary: fc.record({ t: fc.constant("cancel" as const), stream: fc.integer({ min: 0, max: 1 }), nth: fc.nat(3) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ t: fc.constant("cancel" as const), stream: fc.integer({ min: 0, max: 1 }), nth: fc.nat(3) })
+  },
   { weight: 1, arbitrary: fc.record({ t: fc.constant("progress" as const), stream: fc.integer({ min: 0, max: 1 }) }) }
 )
 
@@ -177,7 +183,10 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
     const [e, o] = await Promise.all([EtcdProcess.start(), startInProcess()])
     etcd = e
     ours = o
-    for (const [name, endpoint] of [["etcd", etcd.endpoint], ["ours", ours.endpoint]] as const) {
+    for (const [name, endpoint] of [
+      ["etcd", etcd.endpoint],
+      ["ours", ours.endpoint]
+    ] as const) {
       sides.push({
         name,
         endpoint,
@@ -204,13 +213,15 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
     return a
   }
 
-  const runOnce = async (
-    { compactBack, ops: later, watches }: {
-      readonly compactBack: number | undefined
-      readonly watches: ReadonlyArray<Op>
-      readonly ops: ReadonlyArray<Op>
-    }
-  ) => {
+  const runOnce = async ({
+    compactBack,
+    ops: later,
+    watches
+  }: {
+    readonly compactBack: number | undefined
+    readonly watches: ReadonlyArray<Op>
+    readonly ops: ReadonlyArray<Op>
+  }) => {
     const ops = [...watches, ...later]
     const run = runNo++
     const prefix = `r${run}/`
@@ -252,7 +263,9 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
         case "put":
           return { request_put: { key: kb(s.k), value: Buffer.from(String(s.v)), prev_kv: s.prevKv } }
         case "del":
-          return { request_delete_range: { key: kb(s.k), range_end: s.prefix ? prefixEnd(s.k) : undefined, prev_kv: s.prevKv } }
+          return {
+            request_delete_range: { key: kb(s.k), range_end: s.prefix ? prefixEnd(s.k) : undefined, prev_kv: s.prevKv }
+          }
         case "range":
           return { request_range: { key: kb(s.k), range_end: s.prefix ? prefixEnd(s.k) : undefined } }
       }
@@ -267,7 +280,10 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
         switch (o.t) {
           case "put": {
             const lease = o.lease >= 0 ? leaseId(o.lease) : "0"
-            track(await both("kv", "Put", { key: kb(o.k), value: Buffer.from(String(o.v)), prev_kv: o.prevKv, lease }), false)
+            track(
+              await both("kv", "Put", { key: kb(o.k), value: Buffer.from(String(o.v)), prev_kv: o.prevKv, lease }),
+              false
+            )
             break
           }
           case "del":
@@ -316,7 +332,8 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
             track(await both("lease", "LeaseRevoke", { ID: leaseId(o.lease) }), true)
             break
           case "watch": {
-            const start = o.startBack < 0 ? current - o.startBack : o.startBack === 0 ? 0 : Math.max(1, current - o.startBack)
+            const start =
+              o.startBack < 0 ? current - o.startBack : o.startBack === 0 ? 0 : Math.max(1, current - o.startBack)
             for (const side of streams) {
               side[o.stream]!.create({
                 key: kb(o.k),
@@ -339,7 +356,11 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
             cancelled[o.stream]!.add(id)
             for (const side of streams) side[o.stream]!.cancel(id)
             // wait for both acks, so later writes are ordered after the cancel on both servers
-            await Promise.all(streams.map((side) => waitFor(side[o.stream]!, (r) => r.canceled && r.watch_id === id && r.compact_revision === "0")))
+            await Promise.all(
+              streams.map((side) =>
+                waitFor(side[o.stream]!, (r) => r.canceled && r.watch_id === id && r.compact_revision === "0")
+              )
+            )
             break
           }
           case "progress":
@@ -377,7 +398,9 @@ describe.skipIf(skipEtcd)("differential: etcd-effect vs etcd 3.4.23", () => {
           delete b.events[id]
         }
         if (process.env["DIFF_DEBUG"] === "1" && JSON.stringify(a) !== JSON.stringify(b)) {
-          console.log(JSON.stringify({ ops, ours: mine.responses.map(scrub), etcd: theirs.responses.map(scrub) }, null, 1))
+          console.log(
+            JSON.stringify({ ops, ours: mine.responses.map(scrub), etcd: theirs.responses.map(scrub) }, null, 1)
+          )
         }
         expect(a, `watch stream ${s} of run ${run}`).toEqual(b)
       }

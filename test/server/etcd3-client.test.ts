@@ -33,9 +33,17 @@ describe("etcd3 npm client against etcd-effect", () => {
 
   it("txn: compare-and-swap both ways", async () => {
     await client.put("cas").value("1")
-    const ok = await client.if("cas", "Value", "==", "1").then(client.put("cas").value("2")).else(client.get("cas")).commit()
+    const ok = await client
+      .if("cas", "Value", "==", "1")
+      .then(client.put("cas").value("2"))
+      .else(client.get("cas"))
+      .commit()
     expect(ok.succeeded).toBe(true)
-    const no = await client.if("cas", "Value", "==", "1").then(client.put("cas").value("3")).else(client.get("cas")).commit()
+    const no = await client
+      .if("cas", "Value", "==", "1")
+      .then(client.put("cas").value("3"))
+      .else(client.get("cas"))
+      .commit()
     expect(no.succeeded).toBe(false)
     expect(no.responses[0]!.response_range!.kvs[0]!.value.toString()).toBe("2")
   })
@@ -44,12 +52,18 @@ describe("etcd3 npm client against etcd-effect", () => {
     const seen: Array<[string, string, string | undefined]> = []
     const w = await client.watch().prefix("w/").withPreviousKV().create()
     w.on("put", (kv: IKeyValue, prev?: IKeyValue) => seen.push(["put", kv.key.toString(), prev?.value.toString()]))
-    w.on("delete", (kv: IKeyValue, prev?: IKeyValue) => seen.push(["delete", kv.key.toString(), prev?.value.toString()]))
+    w.on("delete", (kv: IKeyValue, prev?: IKeyValue) =>
+      seen.push(["delete", kv.key.toString(), prev?.value.toString()])
+    )
     const first = await client.put("w/a").value("1").exec()
     await client.put("w/a").value("2")
     await client.delete().key("w/a")
     await eventually(() => seen.length === 3, 5000, "3 events")
-    expect(seen).toEqual([["put", "w/a", undefined], ["put", "w/a", "1"], ["delete", "w/a", "2"]])
+    expect(seen).toEqual([
+      ["put", "w/a", undefined],
+      ["put", "w/a", "1"],
+      ["delete", "w/a", "2"]
+    ])
     await w.cancel()
 
     const replay: Array<string> = []

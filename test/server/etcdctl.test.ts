@@ -60,12 +60,14 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
       out = replaceAll(out, BigInt(`0x${hex}`).toString(), `<L${i}>`)
     })
     for (const [from, to] of t.ids) out = replaceAll(out, from, to)
-    return out
-      .replace(/"raft_term":\d+/g, '"raft_term":<T>')
-      // clientv3's zap warnings: time stamp and client id
-      .replace(/"ts":"[^"]*"/g, '"ts":<TS>')
-      .replace(/endpoint:\/\/client-[0-9a-f-]+\//g, "endpoint://client-<ID>/")
-      .replace(/took = [\d.]+[µa-z]+/g, "took = <D>")
+    return (
+      out
+        .replace(/"raft_term":\d+/g, '"raft_term":<T>')
+        // clientv3's zap warnings: time stamp and client id
+        .replace(/"ts":"[^"]*"/g, '"ts":<TS>')
+        .replace(/endpoint:\/\/client-[0-9a-f-]+\//g, "endpoint://client-<ID>/")
+        .replace(/took = [\d.]+[µa-z]+/g, "took = <D>")
+    )
   }
 
   const norm = (t: Target, r: CtlResult) => ({
@@ -160,12 +162,14 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
     const sortList = (list: string, sep: string) => list.split(sep).sort().join(sep)
     await same((t) => ["lease", "timetolive", lease(t), "--keys"], {
       extra: (s) =>
-        s.replace(/remaining\(\d+s\)/g, "remaining(<S>)")
+        s
+          .replace(/remaining\(\d+s\)/g, "remaining(<S>)")
           .replace(/attached keys\(\[([^\]]*)\]\)/, (_, keys: string) => `attached keys([${sortList(keys, " ")}])`)
     })
     await same((t) => ["lease", "timetolive", lease(t), "--keys", "-w", "json"], {
       extra: (s) =>
-        s.replace(/"ttl":\d+/g, '"ttl":<S>')
+        s
+          .replace(/"ttl":\d+/g, '"ttl":<S>')
           .replace(/"keys":\[([^\]]*)\]/, (_, keys: string) => `"keys":[${sortList(keys, ",")}]`)
     })
     await same(["lease", "list"])
@@ -184,15 +188,22 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
     await same(["endpoint", "hashkv"], { extra: (s) => s.replace(/, \d+\n/, ", <HASH>\n") })
     await same(["endpoint", "status", "-w", "json"], {
       extra: (s) =>
-        s.replace(/"version":"[^"]*"/, '"version":<V>')
+        s
+          .replace(/"version":"[^"]*"/, '"version":<V>')
           .replace(/"(dbSize|dbSizeInUse|raftIndex|raftAppliedIndex)":\d+/g, '"$1":<N>')
     })
     await same(["endpoint", "status"], {
-      extra: (s) => s.replace(/, \d+\.\d+\.\d+, [\d.]+ [kMG]?B, /, ", <V>, <SIZE>, ").replace(/, \d+, \d+, \d+, /, ", <I>, <I>, <I>, ")
+      extra: (s) =>
+        s
+          .replace(/, \d+\.\d+\.\d+, [\d.]+ [kMG]?B, /, ", <V>, <SIZE>, ")
+          .replace(/, \d+, \d+, \d+, /, ", <I>, <I>, <I>, ")
     })
     // etcd lists its peer URL; we have none
     await same(["member", "list"], {
-      extra: (s) => s.replace(/, http:\/\/127\.0\.0\.1:\d+, http:\/\/<EP>/, ", <PEER>, http://<EP>").replace(/, , http:\/\/<EP>/, ", <PEER>, http://<EP>")
+      extra: (s) =>
+        s
+          .replace(/, http:\/\/127\.0\.0\.1:\d+, http:\/\/<EP>/, ", <PEER>, http://<EP>")
+          .replace(/, , http:\/\/<EP>/, ", <PEER>, http://<EP>")
     })
     await same(["member", "list", "-w", "json"], {
       extra: (s) => s.replace(/"peerURLs":\["[^"]*"\],/, "").replace(/"header":\{[^}]*\}/, "<H>")
@@ -205,7 +216,12 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
     const single = start(["watch", "w/a"])
     const range = start(["watch", "w/a", "w/c"])
     await sleep(500) // let the watches be created before writing
-    for (const args of [["put", "w/a", "1"], ["put", "w/b", "2"], ["put", "w/a", "3"], ["del", "w/", "--prefix"]]) {
+    for (const args of [
+      ["put", "w/a", "1"],
+      ["put", "w/b", "2"],
+      ["put", "w/a", "3"],
+      ["del", "w/", "--prefix"]
+    ]) {
       await same(args)
     }
     // prefix: 5 events, 3 lines each, 5 with a prev kv

@@ -37,12 +37,20 @@ const parses = (s: string): boolean => {
 }
 
 /** JSON text, sometimes damaged by one edit. */
-const maybeJson = fc.tuple(fc.json(), fc.nat(), fc.constantFrom("", "{", "}", "[", "]", ",", ":", "\"", "\\", "e", "-", ".", "t", "0", "\u0001")).map(
-  ([text, at, c]) => {
+const maybeJson = fc
+  .tuple(
+    fc.json(),
+    fc.nat(),
+    fc.constantFrom("", "{", "}", "[", "]", ",", ":", '"', "\\", "e", "-", ".", "t", "0", "\u0001")
+  )
+  .map(([text, at, c]) => {
     const i = at % (text.length + 1)
-    return at % 3 === 0 ? text : at % 3 === 1 ? text.slice(0, i) + c + text.slice(i) : text.slice(0, i) + text.slice(i + 1)
-  }
-)
+    return at % 3 === 0
+      ? text
+      : at % 3 === 1
+        ? text.slice(0, i) + c + text.slice(i)
+        : text.slice(0, i) + text.slice(i + 1)
+  })
 
 describe("json-scanner", () => {
   it.prop("accepts exactly what JSON.parse accepts, with the same meaning", [maybeJson], ([text]) => {
@@ -51,28 +59,29 @@ describe("json-scanner", () => {
     if (!(v instanceof JsonSyntaxError)) expect(toJs(v)).toEqual(JSON.parse(text))
   })
 
-  it.prop("a body cut anywhere reads as the same values (json.Decoder over a stream)", [
-    fc.array(fc.jsonValue(), { minLength: 1, maxLength: 5 }),
-    fc.array(fc.nat(), { maxLength: 6 })
-  ], ([values, cuts]) => {
-    const body = values.map((v) => JSON.stringify(v)).join(" \n")
-    const points = [...new Set(cuts.map((c) => c % (body.length + 1)))].sort((a, b) => a - b)
-    const seen: Array<unknown> = []
-    let received = ""
-    let pos = 0
-    for (const end of [...points, body.length]) {
-      received = body.slice(0, end)
-      const complete = end === body.length
-      for (;;) {
-        const next = decodeNext(received, pos, complete)
-        if (next instanceof JsonSyntaxError) throw new Error(`${next.message} at ${pos} in ${received}`)
-        if (next._tag !== "Value") break
-        seen.push(toJs(next.value))
-        pos = next.end
+  it.prop(
+    "a body cut anywhere reads as the same values (json.Decoder over a stream)",
+    [fc.array(fc.jsonValue(), { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { maxLength: 6 })],
+    ([values, cuts]) => {
+      const body = values.map((v) => JSON.stringify(v)).join(" \n")
+      const points = [...new Set(cuts.map((c) => c % (body.length + 1)))].sort((a, b) => a - b)
+      const seen: Array<unknown> = []
+      let received = ""
+      let pos = 0
+      for (const end of [...points, body.length]) {
+        received = body.slice(0, end)
+        const complete = end === body.length
+        for (;;) {
+          const next = decodeNext(received, pos, complete)
+          if (next instanceof JsonSyntaxError) throw new Error(`${next.message} at ${pos} in ${received}`)
+          if (next._tag !== "Value") break
+          seen.push(toJs(next.value))
+          pos = next.end
+        }
       }
+      expect(seen).toEqual(values.map((v) => JSON.parse(JSON.stringify(v))))
     }
-    expect(seen).toEqual(values.map((v) => JSON.parse(JSON.stringify(v))))
-  })
+  )
 
   it("Go's texts: incomplete input, bad characters, nesting deeper than 10000", () => {
     const err = (s: string) => (decodeNext(s, 0, true) as JsonSyntaxError).message
@@ -127,16 +136,20 @@ describe("jsonpb requests", () => {
     )
   })
 
-  it.prop("int64 as number or string: in range taken, out of range Go's error", [fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n })], ([n]) => {
-    const inRange = n >= -(2n ** 63n) && n < 2n ** 63n
-    for (const text of [`{"limit":${n}}`, `{"limit":"${n}"}`]) {
-      const r = decode(text)
-      if (inRange) expect(r).toEqual(Either.right({ limit: n.toString() }))
-      else expect(r).toEqual(Either.left(`json: cannot unmarshal number ${n} into Go value of type int64`))
+  it.prop(
+    "int64 as number or string: in range taken, out of range Go's error",
+    [fc.bigInt({ min: -(2n ** 64n), max: 2n ** 64n })],
+    ([n]) => {
+      const inRange = n >= -(2n ** 63n) && n < 2n ** 63n
+      for (const text of [`{"limit":${n}}`, `{"limit":"${n}"}`]) {
+        const r = decode(text)
+        if (inRange) expect(r).toEqual(Either.right({ limit: n.toString() }))
+        else expect(r).toEqual(Either.left(`json: cannot unmarshal number ${n} into Go value of type int64`))
+      }
     }
-  })
+  )
 
   it("strings as Go's encoding/json writes them", () => {
-    expect(goJsonString("<a&b>\u2028")).toBe("\"\\u003ca\\u0026b\\u003e\\u2028\"")
+    expect(goJsonString("<a&b>\u2028")).toBe('"\\u003ca\\u0026b\\u003e\\u2028"')
   })
 })

@@ -29,7 +29,11 @@ describe.skipIf(skipEtcd)("etcd grpc-proxy 3.4 in front of etcd-effect", () => {
     proxy.stdout!.on("data", (d) => (proxyLog += d))
     proxy.stderr!.on("data", (d) => (proxyLog += d))
     // the proxy serves once it has dialled us: a read through it answers
-    await eventually(async () => (await etcdctl(endpoint, ["get", "x", "--dial-timeout", "500ms"])).code === 0, 20_000, `grpc-proxy at ${endpoint}:\n${proxyLog}`)
+    await eventually(
+      async () => (await etcdctl(endpoint, ["get", "x", "--dial-timeout", "500ms"])).code === 0,
+      20_000,
+      `grpc-proxy at ${endpoint}:\n${proxyLog}`
+    )
   }, 60_000)
   afterAll(async () => {
     await stopAll()
@@ -59,10 +63,14 @@ describe.skipIf(skipEtcd)("etcd grpc-proxy 3.4 in front of etcd-effect", () => {
     const own = member.watchable.watcherCount()
     const watchers = [0, 1, 2].map(() => new CtlProcess(endpoint, ["watch", "/w/", "--prefix"]))
     // each etcdctl registers with the proxy; the proxy holds one watch on us for the range
-    await eventually(async () => {
-      await etcdctl(endpoint, ["put", "/w/probe", "x"])
-      return watchers.every((w) => w.stdout.includes("/w/probe"))
-    }, 20_000, "every watcher registered")
+    await eventually(
+      async () => {
+        await etcdctl(endpoint, ["put", "/w/probe", "x"])
+        return watchers.every((w) => w.stdout.includes("/w/probe"))
+      },
+      20_000,
+      "every watcher registered"
+    )
     expect(member.watchable.watcherCount()).toBe(own + 1)
     for (let i = 0; i < 5; i++) await etcdctl(member.endpoint, ["put", `/w/${i}`, `v${i}`])
     await etcdctl(member.endpoint, ["del", "/w/0"])
@@ -82,15 +90,25 @@ describe.skipIf(skipEtcd)("etcd grpc-proxy 3.4 in front of etcd-effect", () => {
     const id = /^lease ([0-9a-f]+) granted with TTL\(60s\)$/.exec(granted.stdout.trim())?.[1]
     expect(id, granted.stdout + granted.stderr).toBeDefined()
     await etcdctl(endpoint, ["put", "/l/k", "v", "--lease", id!])
-    expect((await etcdctl(endpoint, ["lease", "keep-alive", id!, "--once"])).stdout).toMatch(new RegExp(`lease ${id} keepalived with TTL\\(60\\)`))
-    expect((await etcdctl(endpoint, ["lease", "timetolive", id!, "--keys"])).stdout).toMatch(/attached keys\(\[\/l\/k\]\)/)
+    expect((await etcdctl(endpoint, ["lease", "keep-alive", id!, "--once"])).stdout).toMatch(
+      new RegExp(`lease ${id} keepalived with TTL\\(60\\)`)
+    )
+    expect((await etcdctl(endpoint, ["lease", "timetolive", id!, "--keys"])).stdout).toMatch(
+      /attached keys\(\[\/l\/k\]\)/
+    )
     expect((await etcdctl(endpoint, ["lease", "revoke", id!])).stdout).toBe(`lease ${id} revoked\n`)
-    expect((await etcdctl(member.endpoint, ["get", "/l/k", "--count-only", "-w", "json"])).stdout).not.toMatch(/"count"/)
+    expect((await etcdctl(member.endpoint, ["get", "/l/k", "--count-only", "-w", "json"])).stdout).not.toMatch(
+      /"count"/
+    )
   })
 
   it("endpoint status through the proxy reports our member", async () => {
-    const via = JSON.parse((await etcdctl(endpoint, ["endpoint", "status", "-w", "json"])).stdout.replace(/:(\d{16,})/g, ':"$1"'))
-    const direct = JSON.parse((await etcdctl(member.endpoint, ["endpoint", "status", "-w", "json"])).stdout.replace(/:(\d{16,})/g, ':"$1"'))
+    const via = JSON.parse(
+      (await etcdctl(endpoint, ["endpoint", "status", "-w", "json"])).stdout.replace(/:(\d{16,})/g, ':"$1"')
+    )
+    const direct = JSON.parse(
+      (await etcdctl(member.endpoint, ["endpoint", "status", "-w", "json"])).stdout.replace(/:(\d{16,})/g, ':"$1"')
+    )
     expect(via[0].Status.header.member_id).toBe(direct[0].Status.header.member_id)
     expect(via[0].Status.version).toBe(direct[0].Status.version)
     expect(via[0].Status.leader).toBe(direct[0].Status.leader)
@@ -98,7 +116,7 @@ describe.skipIf(skipEtcd)("etcd grpc-proxy 3.4 in front of etcd-effect", () => {
 
   it("our Effect client works through the proxy: KV and a watch from a revision", async () => {
     const events = await withClient(endpoint, (etcd) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const { header } = yield* etcd.kv.put("/c/a", "1")
         yield* etcd.kv.put("/c/a", "2")
         yield* etcd.kv.delete("/c/a")
@@ -109,7 +127,9 @@ describe.skipIf(skipEtcd)("etcd grpc-proxy 3.4 in front of etcd-effect", () => {
           Stream.take(3),
           Stream.runCollect
         )
-        return Chunk.toArray(responses).map((e) => `${e.type === EventType.PUT ? "PUT" : "DELETE"} ${e.kv.modRevision - header.revision}`)
+        return Chunk.toArray(responses).map(
+          (e) => `${e.type === EventType.PUT ? "PUT" : "DELETE"} ${e.kv.modRevision - header.revision}`
+        )
       })
     )
     expect(events).toEqual(["PUT 0", "PUT 1", "DELETE 2"])

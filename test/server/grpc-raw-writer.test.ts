@@ -30,10 +30,20 @@ const run = async (forceMessageMode: boolean, batches: number, perBatch: number)
         }
         // a large value now and then: frames must survive the buffer growing mid-batch
         for (let i = 0; i < perBatch; i++, id++) {
-          out.message(serialize({ watch_id: id, header: { revision: id }, cancel_reason: id % 97 === 0 ? "x".repeat(70_000) : "" }))
+          out.message(
+            serialize({
+              watch_id: id,
+              header: { revision: id },
+              cancel_reason: id % 97 === 0 ? "x".repeat(70_000) : ""
+            })
+          )
         }
         // a failed drain ends the call with its error, so the test fails instead of waiting
-        if (sink.write(out)) Effect.runPromise(sink.drain).then(() => next(b + 1), (e: Error) => call.destroy(e))
+        if (sink.write(out))
+          Effect.runPromise(sink.drain).then(
+            () => next(b + 1),
+            (e: Error) => call.destroy(e)
+          )
         else setImmediate(() => next(b + 1))
       }
       next(0)
@@ -47,7 +57,10 @@ const run = async (forceMessageMode: boolean, batches: number, perBatch: number)
   try {
     const ids: Array<number> = []
     const status = await new Promise<grpc.StatusObject>((resolve) => {
-      const call = (client as any).Watch() as grpc.ClientDuplexStream<unknown, { watch_id: string; header: { revision: string } }>
+      const call = (client as any).Watch() as grpc.ClientDuplexStream<
+        unknown,
+        { watch_id: string; header: { revision: string } }
+      >
       call.on("data", (r) => {
         expect(r.header.revision).toBe(r.watch_id)
         ids.push(Number(r.watch_id))

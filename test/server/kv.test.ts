@@ -108,7 +108,12 @@ describe("KV service", () => {
     expect(res.responses).toHaveLength(3)
     const [put, range, nested] = res.responses
     expect(put.response).toBe("response_put")
-    expect(put.response_put.header).toEqual({ cluster_id: "0", member_id: "0", revision: res.header.revision, raft_term: "0" })
+    expect(put.response_put.header).toEqual({
+      cluster_id: "0",
+      member_id: "0",
+      revision: res.header.revision,
+      raft_term: "0"
+    })
     expect(text(range.response_range.kvs[0].value)).toBe("2")
     expect(nested.response_txn.succeeded).toBe(true)
     expect(text(nested.response_txn.responses[0].response_range.kvs[0].value)).toBe("2")

@@ -70,7 +70,11 @@ describe("Lease service", () => {
     const deadline = Date.now() + 5000
     while (status === undefined && Date.now() < deadline) await sleep(5)
     expect(status?.code).toBe(0)
-    expect(got.map((r) => [r.ID, r.TTL])).toEqual([[g.ID, "20"], ["999999", "0"], [g.ID, "20"]])
+    expect(got.map((r) => [r.ID, r.TTL])).toEqual([
+      [g.ID, "20"],
+      ["999999", "0"],
+      [g.ID, "20"]
+    ])
     for (const r of got) expect(r.header.member_id).toBe(srv.server.memberId.toString())
   })
 })

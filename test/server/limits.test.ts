@@ -10,7 +10,15 @@ import * as http2 from "node:http2"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCallRunner } from "../../src/server/grpc-bridge.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
-import { call, eventually, type InProcessServer, rawClient, startInProcess, startMember, unaryCall } from "./support/in-process.js"
+import {
+  call,
+  eventually,
+  type InProcessServer,
+  rawClient,
+  startInProcess,
+  startMember,
+  unaryCall
+} from "./support/in-process.js"
 import { RawWatch } from "./support/raw-watch.js"
 
 describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
@@ -43,10 +51,15 @@ describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
         unaryCall(rawClient("KV", ours.endpoint), "Txn", txn)
       ])
       expect(mine.ok).toBe(theirs.ok)
-      if (!theirs.ok && !mine.ok) expect({ code: mine.code, details: mine.details }).toEqual({ code: theirs.code, details: theirs.details })
+      if (!theirs.ok && !mine.ok)
+        expect({ code: mine.code, details: mine.details }).toEqual({ code: theirs.code, details: theirs.details })
     }
     const r = await unaryCall(rawClient("KV", ours.endpoint), "Txn", txns[1])
-    expect(r).toMatchObject({ ok: false, code: grpc.status.INVALID_ARGUMENT, details: "etcdserver: too many operations in txn request" })
+    expect(r).toMatchObject({
+      ok: false,
+      code: grpc.status.INVALID_ARGUMENT,
+      details: "etcdserver: too many operations in txn request"
+    })
   })
 
   const settings = (endpoint: string) =>
@@ -100,10 +113,16 @@ describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
     const putter = (endpoint: string) => {
       const kv = rawClient("KV", endpoint)
       let i = 0
-      return { put: () => call(kv, "Put", { key: Buffer.from(`/ka/${i++ % 5}`), value: Buffer.from("v") }), close: () => kv.close() }
+      return {
+        put: () => call(kv, "Put", { key: Buffer.from(`/ka/${i++ % 5}`), value: Buffer.from("v") }),
+        close: () => kv.close()
+      }
     }
     const [a, b] = [putter(etcd.endpoint), putter(ours.endpoint)]
-    const [theirs, mine] = await Promise.all([pingWhileStreaming(etcd.endpoint, 6, a.put), pingWhileStreaming(ours.endpoint, 6, b.put)])
+    const [theirs, mine] = await Promise.all([
+      pingWhileStreaming(etcd.endpoint, 6, a.put),
+      pingWhileStreaming(ours.endpoint, 6, b.put)
+    ])
     a.close()
     b.close()
     expect(theirs).toBeUndefined()
@@ -124,7 +143,12 @@ const pingWhileStreaming = (endpoint: string, pings: number, put: () => Promise<
       result = { code, data: data?.toString() ?? "" }
     })
     session.on("error", () => {})
-    const stream = session.request({ ":method": "POST", ":path": "/etcdserverpb.Watch/Watch", "content-type": "application/grpc", te: "trailers" })
+    const stream = session.request({
+      ":method": "POST",
+      ":path": "/etcdserverpb.Watch/Watch",
+      "content-type": "application/grpc",
+      te: "trailers"
+    })
     stream.on("error", () => {})
     // WatchRequest{create_request{key: "/ka/", range_end: "/ka0"}}
     const create = Buffer.from([0x0a, 0x0c, 0x0a, 0x04, ...Buffer.from("/ka/"), 0x12, 0x04, ...Buffer.from("/ka0")])
@@ -177,14 +201,18 @@ describe("a unary call past its deadline is cancelled", () => {
       responseSerialize: (b: Buffer) => b,
       responseDeserialize: (b: Buffer) => b
     }
-    server.addService({ Wait: bytes }, {
-      Wait: runner.unary<Buffer, Buffer>("Wait", () =>
-        Effect.sleep("10 seconds").pipe(
-          Effect.as(Buffer.alloc(0)),
-          Effect.onInterrupt(() => Effect.sync(() => interrupted++)),
-          Effect.ensuring(Effect.sync(() => finished++))
-        ))
-    })
+    server.addService(
+      { Wait: bytes },
+      {
+        Wait: runner.unary<Buffer, Buffer>("Wait", () =>
+          Effect.sleep("10 seconds").pipe(
+            Effect.as(Buffer.alloc(0)),
+            Effect.onInterrupt(() => Effect.sync(() => interrupted++)),
+            Effect.ensuring(Effect.sync(() => finished++))
+          )
+        )
+      }
+    )
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p)))
     )
@@ -192,9 +220,16 @@ describe("a unary call past its deadline is cancelled", () => {
     try {
       const started = Date.now()
       const status = await new Promise<number>((resolve) =>
-        client.makeUnaryRequest("/test.Slow/Wait", (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), {
-          deadline: Date.now() + 200
-        }, (err) => resolve(err?.code ?? 0))
+        client.makeUnaryRequest(
+          "/test.Slow/Wait",
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.alloc(0),
+          {
+            deadline: Date.now() + 200
+          },
+          (err) => resolve(err?.code ?? 0)
+        )
       )
       expect(status).toBe(grpc.status.DEADLINE_EXCEEDED)
       await eventually(() => interrupted === 1, 2000, "the handler interrupted")

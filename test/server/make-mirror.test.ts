@@ -14,7 +14,9 @@ const skip = skipEtcd || (!etcdctlAvailable && !requireEtcd)
 const contents = async (endpoint: string, prefix: string): Promise<Record<string, string>> => {
   const r = await etcdctl(endpoint, ["get", prefix, "--prefix", "-w", "json"])
   const kvs: Array<{ key: string; value: string }> = JSON.parse(r.stdout).kvs ?? []
-  return Object.fromEntries(kvs.map((kv) => [Buffer.from(kv.key, "base64").toString(), Buffer.from(kv.value, "base64").toString()]))
+  return Object.fromEntries(
+    kvs.map((kv) => [Buffer.from(kv.key, "base64").toString(), Buffer.from(kv.value, "base64").toString()])
+  )
 }
 
 describe.skipIf(skip)("etcdctl make-mirror between etcd 3.4 and etcd-effect", () => {
@@ -37,7 +39,11 @@ describe.skipIf(skip)("etcdctl make-mirror between etcd 3.4 and etcd-effect", ()
     await etcdctl(from, ["put", `/outside${prefix}`, "not mirrored"])
     const mm = new CtlProcess(from, ["make-mirror", "--prefix", prefix, to])
     const copied = await contents(from, prefix)
-    await eventually(async () => JSON.stringify(await contents(to, prefix)) === JSON.stringify(copied), 20_000, `the copy (${mm.stderr})`)
+    await eventually(
+      async () => JSON.stringify(await contents(to, prefix)) === JSON.stringify(copied),
+      20_000,
+      `the copy (${mm.stderr})`
+    )
     // live writes while it follows: puts, overwrites, a range delete, a txn
     for (let i = 40; i < 60; i++) await etcdctl(from, ["put", `${prefix}${i}`, `v${i}`])
     await etcdctl(from, ["del", `${prefix}5`, `${prefix}9`]) // [5, 9): 5, 50–59, 6, 7, 8
@@ -46,7 +52,11 @@ describe.skipIf(skip)("etcdctl make-mirror between etcd 3.4 and etcd-effect", ()
     const source = await contents(from, prefix)
     expect(source[`${prefix}0`]).toBe("last")
     expect(source[`${prefix}55`]).toBeUndefined()
-    await eventually(async () => JSON.stringify(await contents(to, prefix)) === JSON.stringify(source), 20_000, `the live writes (${mm.stderr})`)
+    await eventually(
+      async () => JSON.stringify(await contents(to, prefix)) === JSON.stringify(source),
+      20_000,
+      `the live writes (${mm.stderr})`
+    )
     expect(await contents(to, `/outside${prefix}`)).toEqual({})
     await mm.stop()
     return Object.keys(source).length

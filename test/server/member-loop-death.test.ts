@@ -50,7 +50,7 @@ describe("a member whose loop dies", () => {
     let endpoint = ""
     const exit = await Effect.runPromiseExit(
       failOnFatal(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           endpoint = (yield* EtcdServer).endpoints[0]!
           expect(yield* Effect.promise(() => refused(endpoint))).toBe(false)
           const store = yield* MvccStore

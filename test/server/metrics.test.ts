@@ -14,7 +14,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { layer as lessorLayer } from "../../src/lease/lessor.js"
 import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../../src/mvcc/kvstore.js"
 import { serviceDefinition, serviceNames } from "../../src/proto/load.js"
-import { defaultServerConfig, EtcdServer, layerAuth, layerServer, serve, type ServerConfig } from "../../src/server/index.js"
+import {
+  defaultServerConfig,
+  EtcdServer,
+  layerAuth,
+  layerServer,
+  serve,
+  type ServerConfig
+} from "../../src/server/index.js"
 import { layer as watchableLayer } from "../../src/watch/watchable-store.js"
 import { gateLayer, makeGate } from "../mvcc/gated-backend.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
@@ -62,17 +69,17 @@ const parseLabels = (line: string, start: number): { labels: Record<string, stri
     if (name.startsWith("__")) throw new Error(`reserved label name ${name}`)
     if (name in labels) throw new Error(`label ${name} twice`)
     pos += name.length
-    if (line.slice(pos, pos + 2) !== "=\"") throw new Error(`expected =" after ${name}`)
+    if (line.slice(pos, pos + 2) !== '="') throw new Error(`expected =" after ${name}`)
     pos += 2
     let value = ""
     for (;;) {
       const c = line[pos]
       if (c === undefined) throw new Error("unterminated label value")
-      if (c === "\"") break
+      if (c === '"') break
       if (c === "\\") {
         const e = line[pos + 1]
         if (e === "\\") value += "\\"
-        else if (e === "\"") value += "\""
+        else if (e === '"') value += '"'
         else if (e === "n") value += "\n"
         else throw new Error(`bad escape \\${e}`)
         pos += 2
@@ -152,11 +159,12 @@ const parseExposition = (text: string): Map<string, ParsedFamily> => {
     if (family.type === undefined) fail("sample of a family without TYPE")
     const suffix = name.slice(family.name.length)
     if (!name.startsWith(family.name)) fail(`sample outside its family ${family.name}`)
-    const allowed = family.type === "histogram"
-      ? ["_bucket", "_sum", "_count"]
-      : family.type === "summary"
-      ? ["", "_sum", "_count"]
-      : [""]
+    const allowed =
+      family.type === "histogram"
+        ? ["_bucket", "_sum", "_count"]
+        : family.type === "summary"
+          ? ["", "_sum", "_count"]
+          : [""]
     if (!allowed.includes(suffix)) fail(`sample outside its family ${family.name}`)
     if (family.type === "histogram" && suffix === "_bucket") parseFloatStrict(labels["le"] ?? fail("bucket without le"))
     if (family.type === "summary" && suffix === "") parseFloatStrict(labels["quantile"] ?? fail("quantile missing"))
@@ -190,15 +198,15 @@ const parseExposition = (text: string): Map<string, ParsedFamily> => {
 }
 
 describe("the strict exposition parser", () => {
-  const ok = "# HELP a_total An a.\n# TYPE a_total counter\na_total{x=\"1\"} 2\na_total{x=\"2\"} 3e+21\n"
+  const ok = '# HELP a_total An a.\n# TYPE a_total counter\na_total{x="1"} 2\na_total{x="2"} 3e+21\n'
 
   it("accepts a well-formed exposition", () => {
     const fams = parseExposition(ok)
     expect(fams.get("a_total")?.samples.map((s) => s.value)).toEqual([2, 3e21])
-    const histogram = "# TYPE h histogram\nh_bucket{le=\"1\"} 1\nh_bucket{le=\"+Inf\"} 2\nh_sum 3\nh_count 2\n"
+    const histogram = '# TYPE h histogram\nh_bucket{le="1"} 1\nh_bucket{le="+Inf"} 2\nh_sum 3\nh_count 2\n'
     expect(parseExposition(histogram).size).toBe(1)
-    expect(parseExposition("# TYPE g gauge\ng{v=\"a\\\\b\\\"c\\nd\"} NaN\n").get("g")?.samples[0]?.labels["v"]).toBe(
-      "a\\b\"c\nd"
+    expect(parseExposition('# TYPE g gauge\ng{v="a\\\\b\\"c\\nd"} NaN\n').get("g")?.samples[0]?.labels["v"]).toBe(
+      'a\\b"c\nd'
     )
   })
 
@@ -208,16 +216,13 @@ describe("the strict exposition parser", () => {
     ["a sample of another family", "# TYPE a counter\nb 1\n"],
     ["a family split in two", "# TYPE a gauge\na 1\n# TYPE b gauge\nb 1\n# HELP a again\n"],
     ["TYPE after samples", "# HELP a x\na 1\n# TYPE a gauge\n"],
-    ["a bad escape", "# TYPE a gauge\na{x=\"\\t\"} 1\n"],
+    ["a bad escape", '# TYPE a gauge\na{x="\\t"} 1\n'],
     ["an unquoted label value", "# TYPE a gauge\na{x=1} 1\n"],
-    ["a bad label name", "# TYPE a gauge\na{1x=\"1\"} 1\n"],
+    ["a bad label name", '# TYPE a gauge\na{1x="1"} 1\n'],
     ["a value that is no number", "# TYPE a gauge\na one\n"],
-    ["a duplicate series", "# TYPE a gauge\na{x=\"1\",y=\"2\"} 1\na{y=\"2\",x=\"1\"} 1\n"],
+    ["a duplicate series", '# TYPE a gauge\na{x="1",y="2"} 1\na{y="2",x="1"} 1\n'],
     ["a bucket without le", "# TYPE h histogram\nh_bucket 1\nh_sum 1\nh_count 1\n"],
-    [
-      "buckets not cumulative",
-      "# TYPE h histogram\nh_bucket{le=\"1\"} 2\nh_bucket{le=\"+Inf\"} 1\nh_sum 1\nh_count 1\n"
-    ],
+    ["buckets not cumulative", '# TYPE h histogram\nh_bucket{le="1"} 2\nh_bucket{le="+Inf"} 1\nh_sum 1\nh_count 1\n'],
     ["a blank line", "# TYPE a gauge\n\na 1\n"],
     ["an unknown type", "# TYPE a meter\na 1\n"]
   ])("rejects %s", (_, text) => {
@@ -355,11 +360,13 @@ describe("/metrics", () => {
   it("gzips when asked, as promhttp does", async () => {
     const fetchRaw = (headers: Record<string, string>) =>
       new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-        http.get(`${metricsUrl}/metrics`, { headers }, (res) => {
-          const chunks: Array<Buffer> = []
-          res.on("data", (c: Buffer) => chunks.push(c))
-          res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }))
-        }).on("error", reject)
+        http
+          .get(`${metricsUrl}/metrics`, { headers }, (res) => {
+            const chunks: Array<Buffer> = []
+            res.on("data", (c: Buffer) => chunks.push(c))
+            res.on("end", () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }))
+          })
+          .on("error", reject)
       })
     const zipped = await fetchRaw({ "accept-encoding": "gzip" })
     const plain = await fetchRaw({})
@@ -532,7 +539,7 @@ describe("/health, /livez, /readyz", () => {
       expect(await get(`${url}/health${query}`)).toMatchObject({
         status: 200,
         type: "text/plain; charset=utf-8",
-        body: "{\"health\":\"true\",\"reason\":\"\"}"
+        body: '{"health":"true","reason":""}'
       })
     }
     const f = await scrape(url)
@@ -609,7 +616,7 @@ describe("a member that cannot serve", () => {
       // a failed write stops the store: every read fails from then on
       await Effect.runPromise(gate.fail())
       expect(await unaryCall(kvc, "Put", { key: b("k"), value: b("w") })).toMatchObject({ ok: false, code: 14 })
-      const unhealthy = "{\"health\":\"false\",\"reason\":\"RANGE ERROR:etcdserver: server stopped\"}\n"
+      const unhealthy = '{"health":"false","reason":"RANGE ERROR:etcdserver: server stopped"}\n'
       expect(await get(`${url}/health`)).toMatchObject({
         status: 503,
         type: "text/plain; charset=utf-8",
@@ -657,10 +664,12 @@ describe("the listener's lifetime", () => {
     // an agent that keeps its connection open after the response
     const agent = new http.Agent({ keepAlive: true })
     const status = await new Promise<number>((resolve, reject) =>
-      http.get(`${url}/livez`, { agent }, (res) => {
-        res.resume()
-        res.on("end", () => resolve(res.statusCode ?? 0))
-      }).on("error", reject)
+      http
+        .get(`${url}/livez`, { agent }, (res) => {
+          res.resume()
+          res.on("end", () => resolve(res.statusCode ?? 0))
+        })
+        .on("error", reject)
     )
     expect(status).toBe(200)
     await server.close()
@@ -689,7 +698,8 @@ describe("the listener's lifetime", () => {
       })
       expect(await attempt({ listenClientUrls: client, listenMetricsUrls: ["https://127.0.0.1:0"] })).toEqual({
         tag: "ServeError",
-        message: "TLS key/cert (--cert-file, --key-file) must be provided for metrics url https://127.0.0.1:0 with HTTPS scheme"
+        message:
+          "TLS key/cert (--cert-file, --key-file) must be provided for metrics url https://127.0.0.1:0 with HTTPS scheme"
       })
       expect(await attempt({ listenClientUrls: client, listenMetricsUrls: ["http://127.0.0.1:0/metrics"] })).toEqual({
         tag: "ServeError",
@@ -746,15 +756,25 @@ describe("etcd-effect serve --listen-metrics-urls (process)", () => {
     const p = await ServeProcess.start({ dataDir: dir(), env: { ETCD_LISTEN_METRICS_URLS: url } })
     procs.push(p)
     // gRPC answers first: the metrics listener starts once the member serves clients
-    await eventually(() => get(`${url}/livez`).then((r) => r.status === 200, () => false), 10_000, "metrics")
-    expect(await get(`${url}/health`)).toMatchObject({ status: 200, body: "{\"health\":\"true\",\"reason\":\"\"}" })
+    await eventually(
+      () =>
+        get(`${url}/livez`).then(
+          (r) => r.status === 200,
+          () => false
+        ),
+      10_000,
+      "metrics"
+    )
+    expect(await get(`${url}/health`)).toMatchObject({ status: 200, body: '{"health":"true","reason":""}' })
     const f = await scrape(url)
     // the Status call ServeProcess.start made to see it ready
-    expect(valueOf(f, "grpc_server_handled_total", {
-      grpc_method: "Status",
-      grpc_service: "etcdserverpb.Maintenance",
-      grpc_code: "OK"
-    })).toBeGreaterThanOrEqual(1)
+    expect(
+      valueOf(f, "grpc_server_handled_total", {
+        grpc_method: "Status",
+        grpc_service: "etcdserverpb.Maintenance",
+        grpc_code: "OK"
+      })
+    ).toBeGreaterThanOrEqual(1)
     expect(await p.kill("SIGTERM")).toBe(0)
     expect(p.stderr).toBe("")
   })
@@ -800,15 +820,17 @@ describe.skipIf(skipEtcd)("side by side with etcd 3.4.23", () => {
 
     // every family both serve under etcd's names has the same type
     const shared = [...mine.keys()].filter((n) => theirs.has(n))
-    expect(shared).toEqual(expect.arrayContaining([
-      "etcd_mvcc_db_total_size_in_bytes",
-      "etcd_mvcc_db_total_size_in_use_in_bytes",
-      "etcd_server_has_leader",
-      "etcd_server_is_leader",
-      "etcd_server_version",
-      "process_resident_memory_bytes",
-      "process_open_fds"
-    ]))
+    expect(shared).toEqual(
+      expect.arrayContaining([
+        "etcd_mvcc_db_total_size_in_bytes",
+        "etcd_mvcc_db_total_size_in_use_in_bytes",
+        "etcd_server_has_leader",
+        "etcd_server_is_leader",
+        "etcd_server_version",
+        "process_resident_memory_bytes",
+        "process_open_fds"
+      ])
+    )
     for (const n of shared) expect(mine.get(n)!.type, n).toBe(theirs.get(n)!.type)
 
     // grpc series: the same label names, code names, and (service, method, type) for etcd's services
@@ -821,8 +843,9 @@ describe.skipIf(skipEtcd)("side by side with etcd 3.4.23", () => {
     }
     expect(codes(mine)).toEqual(codes(theirs))
     const methods = (f: Map<string, ParsedFamily>) =>
-      f.get("grpc_server_started_total")!.samples
-        .filter((s) => s.labels["grpc_service"]!.startsWith("etcdserverpb."))
+      f
+        .get("grpc_server_started_total")!
+        .samples.filter((s) => s.labels["grpc_service"]!.startsWith("etcdserverpb."))
         .map((s) => `${s.labels["grpc_service"]}/${s.labels["grpc_method"]} ${s.labels["grpc_type"]}`)
     const mineMethods = methods(mine)
     // etcd 3.4's API is ours minus what 3.5 added (Auth.AuthStatus, Maintenance.Downgrade)
@@ -835,15 +858,18 @@ describe.skipIf(skipEtcd)("side by side with etcd 3.4.23", () => {
     expect(labelNames(mine, "etcd_server_version")).toEqual(labelNames(theirs, "etcd_server_version"))
   })
 
-  it("/health: etcd 3.4's {\"health\":\"true\"}; ours adds 3.5's reason; errors worded alike", async () => {
+  it('/health: etcd 3.4\'s {"health":"true"}; ours adds 3.5\'s reason; errors worded alike', async () => {
     const theirs = await get(`${etcd.metricsUrl}/health`)
     const mine = await get(`${ours.server.metricsUrls[0]!}/health`)
     // etcd 3.4 has no "reason" field; 3.5 and later always write it
-    expect(theirs).toMatchObject({ status: 200, type: "text/plain; charset=utf-8", body: "{\"health\":\"true\"}" })
+    expect(theirs).toMatchObject({ status: 200, type: "text/plain; charset=utf-8", body: '{"health":"true"}' })
     expect(mine).toMatchObject({ status: theirs.status, type: theirs.type })
     expect(JSON.parse(mine.body)).toEqual({ ...JSON.parse(theirs.body), reason: "" })
 
-    for (const [path, init] of [["/nope", {}], ["/health", { method: "POST" }]] as const) {
+    for (const [path, init] of [
+      ["/nope", {}],
+      ["/health", { method: "POST" }]
+    ] as const) {
       const t = await get(`${etcd.metricsUrl}${path}`, init)
       const m = await get(`${ours.server.metricsUrls[0]!}${path}`, init)
       const shape = (r: typeof t) => ({ status: r.status, body: r.body, type: r.type })

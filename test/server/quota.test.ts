@@ -27,7 +27,12 @@ describe.skipIf(skipEtcd)("space quota and the NOSPACE alarm, differential again
   let ours: InProcessServer
   let dataDir: string
 
-  const startOurs = () => startInProcess({ dataDir, quotaBackendBytes: QUOTA, listenClientUrls: [`http://${ours?.endpoint ?? "127.0.0.1:0"}`] })
+  const startOurs = () =>
+    startInProcess({
+      dataDir,
+      quotaBackendBytes: QUOTA,
+      listenClientUrls: [`http://${ours?.endpoint ?? "127.0.0.1:0"}`]
+    })
 
   beforeAll(async () => {
     dataDir = fs.mkdtempSync(path.join(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "etcd-effect-quota-"))
@@ -85,9 +90,10 @@ describe.skipIf(skipEtcd)("space quota and the NOSPACE alarm, differential again
       ["get", "fill/0001"]
     ]) {
       const input = args[0] === "txn" ? "\nput small x\n\n" : undefined
-      const [theirs, mine] = input === undefined
-        ? await Promise.all(endpoints().map((e) => etcdctl(e, args)))
-        : await Promise.all(endpoints().map((e) => txn(e, input)))
+      const [theirs, mine] =
+        input === undefined
+          ? await Promise.all(endpoints().map((e) => etcdctl(e, args)))
+          : await Promise.all(endpoints().map((e) => txn(e, input)))
       expect({ args, ...mine }).toEqual({ args, ...theirs })
     }
   }, 60_000)
@@ -95,12 +101,17 @@ describe.skipIf(skipEtcd)("space quota and the NOSPACE alarm, differential again
   const txn = (endpoint: string, input: string) =>
     new Promise<{ code: number; stdout: string; error: string }>((resolve) => {
       const { execFile } = require("node:child_process") as typeof import("node:child_process")
-      const child = execFile(ETCDCTL_BIN, ["--endpoints", endpoint, "txn"], { env: { ...process.env, ETCDCTL_API: "3" } }, (e, stdout, stderr) =>
-        resolve({
-          code: e === null ? 0 : typeof e.code === "number" ? e.code : 1,
-          stdout: stdout.toString(),
-          error: stderr.toString().trim().split("\n").pop() ?? ""
-        }))
+      const child = execFile(
+        ETCDCTL_BIN,
+        ["--endpoints", endpoint, "txn"],
+        { env: { ...process.env, ETCDCTL_API: "3" } },
+        (e, stdout, stderr) =>
+          resolve({
+            code: e === null ? 0 : typeof e.code === "number" ? e.code : 1,
+            stdout: stdout.toString(),
+            error: stderr.toString().trim().split("\n").pop() ?? ""
+          })
+      )
       child.stdin?.end(input)
     })
 

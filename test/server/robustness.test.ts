@@ -43,7 +43,13 @@ const extremeRequests = (i64: string, bytes: Buffer, n: number): Record<string, 
     min_mod_revision: i64,
     max_create_revision: i64
   },
-  "/etcdserverpb.KV/Put": { key: bytes, value: bytes, lease: i64, ignore_value: n % 2 === 0, ignore_lease: n % 3 === 0 },
+  "/etcdserverpb.KV/Put": {
+    key: bytes,
+    value: bytes,
+    lease: i64,
+    ignore_value: n % 2 === 0,
+    ignore_lease: n % 3 === 0
+  },
   "/etcdserverpb.KV/DeleteRange": { key: bytes, range_end: Buffer.from([0]), prev_kv: true },
   "/etcdserverpb.KV/Txn": {
     compare: [{ key: bytes, target: n, result: n, mod_revision: i64 }],
@@ -52,7 +58,14 @@ const extremeRequests = (i64: string, bytes: Buffer, n: number): Record<string, 
   },
   "/etcdserverpb.KV/Compact": { revision: i64, physical: n % 2 === 0 },
   "/etcdserverpb.Watch/Watch": {
-    create_request: { key: bytes, range_end: bytes, start_revision: i64, watch_id: i64, filters: [n, 0, 1], fragment: true }
+    create_request: {
+      key: bytes,
+      range_end: bytes,
+      start_revision: i64,
+      watch_id: i64,
+      filters: [n, 0, 1],
+      fragment: true
+    }
   },
   "/etcdserverpb.Lease/LeaseGrant": { TTL: i64, ID: i64 },
   "/etcdserverpb.Lease/LeaseRevoke": { ID: i64 },
@@ -71,24 +84,26 @@ const payload: fc.Arbitrary<Payload> = fc.oneof(
     bytes: fc.uint8Array({ maxLength: 64 }).map((a) => Buffer.from(a))
   }),
   // a well-formed message with extreme values, possibly truncated or with a flipped bit
-  fc.record({
-    method: fc.nat(methods.length - 1),
-    i64: fc.constantFrom(...I64_EXTREMES),
-    key: fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a)),
-    n: fc.integer({ min: -2, max: 99 }),
-    cut: fc.option(fc.nat(40), { nil: undefined }),
-    flip: fc.option(fc.nat(400), { nil: undefined })
-  }).map(({ method, i64, key, n, cut, flip }) => {
-    const m = methods[method]!
-    const req = extremeRequests(i64, key, n)[m.path] ?? {}
-    let bytes = m.encode(req)
-    if (cut !== undefined && cut < bytes.length) bytes = bytes.subarray(0, cut)
-    if (flip !== undefined && bytes.length > 0) {
-      bytes = Buffer.from(bytes)
-      bytes[flip % bytes.length]! ^= 1 << (flip % 8)
-    }
-    return { method, bytes }
-  })
+  fc
+    .record({
+      method: fc.nat(methods.length - 1),
+      i64: fc.constantFrom(...I64_EXTREMES),
+      key: fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a)),
+      n: fc.integer({ min: -2, max: 99 }),
+      cut: fc.option(fc.nat(40), { nil: undefined }),
+      flip: fc.option(fc.nat(400), { nil: undefined })
+    })
+    .map(({ method, i64, key, n, cut, flip }) => {
+      const m = methods[method]!
+      const req = extremeRequests(i64, key, n)[m.path] ?? {}
+      let bytes = m.encode(req)
+      if (cut !== undefined && cut < bytes.length) bytes = bytes.subarray(0, cut)
+      if (flip !== undefined && bytes.length > 0) {
+        bytes = Buffer.from(bytes)
+        bytes[flip % bytes.length]! ^= 1 << (flip % 8)
+      }
+      return { method, bytes }
+    })
 )
 
 describe("robustness: malformed and hostile requests to every method", () => {
@@ -115,7 +130,9 @@ describe("robustness: malformed and hostile requests to every method", () => {
       }
       const deadline = Date.now() + 5000
       if (!m.requestStream && !m.responseStream) {
-        raw.makeUnaryRequest(m.path, identity, identity, bytes, { deadline }, (err) => resolve(err === null ? 0 : err.code, err?.details))
+        raw.makeUnaryRequest(m.path, identity, identity, bytes, { deadline }, (err) =>
+          resolve(err === null ? 0 : err.code, err?.details)
+        )
         return
       }
       if (!m.requestStream) {
@@ -157,7 +174,8 @@ describe("robustness: malformed and hostile requests to every method", () => {
     // a random Alarm request may have raised an alarm (NOSPACE stops writes), as it would on etcd: disarm them
     const maintenance = rawClient("Maintenance", srv.endpoint)
     const raised = await call(maintenance, "Alarm", { action: "GET", memberID: 0, alarm: "NONE" })
-    for (const a of raised.alarms ?? []) await call(maintenance, "Alarm", { action: "DEACTIVATE", memberID: a.memberID, alarm: a.alarm })
+    for (const a of raised.alarms ?? [])
+      await call(maintenance, "Alarm", { action: "DEACTIVATE", memberID: a.memberID, alarm: a.alarm })
     maintenance.close()
     const kv = rawClient("KV", srv.endpoint)
     const w = new RawWatch(srv.endpoint)

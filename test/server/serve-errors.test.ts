@@ -17,7 +17,9 @@ const attempt = async (options: Partial<ServerConfig>) => {
   )
   if (Exit.isSuccess(exit)) return undefined
   const failure = Cause.failureOption(exit.cause)
-  return failure._tag === "Some" ? { tag: failure.value._tag, message: failure.value.message } : { tag: "Die", message: Cause.pretty(exit.cause) }
+  return failure._tag === "Some"
+    ? { tag: failure.value._tag, message: failure.value.message }
+    : { tag: "Die", message: Cause.pretty(exit.cause) }
 }
 
 describe("start-up failures", () => {
@@ -48,11 +50,15 @@ describe("start-up failures", () => {
   it("URLs it cannot serve", async () => {
     expect(await attempt({ listenClientUrls: ["https://127.0.0.1:0"] })).toEqual({
       tag: "ServeError",
-      message: "TLS key/cert (--cert-file, --key-file) must be provided for client url https://127.0.0.1:0 with HTTPS scheme"
+      message:
+        "TLS key/cert (--cert-file, --key-file) must be provided for client url https://127.0.0.1:0 with HTTPS scheme"
     })
     expect(await attempt({ listenClientUrls: ["unix:///tmp/etcd.sock"] })).toMatchObject({ tag: "ServeError" })
     expect(await attempt({ listenClientUrls: ["127.0.0.1:2379"] })).toMatchObject({ tag: "ServeError" })
-    expect(await attempt({ listenClientUrls: [] })).toEqual({ tag: "ServeError", message: "--listen-client-urls is empty" })
+    expect(await attempt({ listenClientUrls: [] })).toEqual({
+      tag: "ServeError",
+      message: "--listen-client-urls is empty"
+    })
     expect(await attempt({ listenClientUrls: ["http://127.0.0.1:0"], advertiseClientUrls: ["nope"] })).toMatchObject({
       tag: "ServeError"
     })
@@ -62,9 +68,11 @@ describe("start-up failures", () => {
     const held = dir()
     await Effect.runPromise(
       Effect.scoped(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* serve({ dataDir: held, listenClientUrls: ["http://127.0.0.1:0"] })
-          const second = yield* Effect.promise(() => attempt({ dataDir: held, listenClientUrls: ["http://127.0.0.1:0"] }))
+          const second = yield* Effect.promise(() =>
+            attempt({ dataDir: held, listenClientUrls: ["http://127.0.0.1:0"] })
+          )
           expect(second?.tag).toBe("BackendError")
           expect(second?.message.split("\n")).toHaveLength(1)
         })

@@ -28,7 +28,10 @@ describe("etcd-effect serve (process)", () => {
     return p
   }
   /** Runs serve expecting it to fail at start-up; returns exit code and stderr. */
-  const failing = async (args: ReadonlyArray<string>, options: { dataDir?: string; port?: number; env?: Record<string, string> } = {}) => {
+  const failing = async (
+    args: ReadonlyArray<string>,
+    options: { dataDir?: string; port?: number; env?: Record<string, string> } = {}
+  ) => {
     const p = ServeProcess.spawn(
       { dataDir: options.dataDir ?? dir(), args, ...(options.env === undefined ? {} : { env: options.env }) },
       options.port ?? (await freePort())

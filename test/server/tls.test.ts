@@ -26,15 +26,11 @@ import { type InProcessServer, startInProcess } from "./support/in-process.js"
 
 /** etcdctl's outcome, comparable across servers: exit code, stdout, the last stderr line. */
 const etcdctl = async (endpoint: string, args: ReadonlyArray<string>) => {
-  const r = await runCommand(ETCDCTL_BIN, [
-    "--endpoints",
-    endpoint,
-    "--dial-timeout",
-    "1s",
-    "--command-timeout",
-    "2s",
-    ...args
-  ], { ETCDCTL_API: "3" })
+  const r = await runCommand(
+    ETCDCTL_BIN,
+    ["--endpoints", endpoint, "--dial-timeout", "1s", "--command-timeout", "2s", ...args],
+    { ETCDCTL_API: "3" }
+  )
   return { code: r.code, stdout: r.stdout, error: r.stderr.trim().split("\n").pop() ?? "" }
 }
 
@@ -101,24 +97,40 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
 
   it.each([
     ["no client certificate", (p: TestPki) => ["--cacert", p.ca, "get", "k"]],
-    ["a client certificate from another CA", (p: TestPki) =>
-      ["--cacert", p.ca, "--cert", p.foreignClient.cert, "--key", p.foreignClient.key, "get", "k"]],
-    ["a client that trusts another CA", (p: TestPki) =>
-      ["--cacert", p.otherCa, "--cert", p.client.cert, "--key", p.client.key, "get", "k"]],
+    [
+      "a client certificate from another CA",
+      (p: TestPki) => ["--cacert", p.ca, "--cert", p.foreignClient.cert, "--key", p.foreignClient.key, "get", "k"]
+    ],
+    [
+      "a client that trusts another CA",
+      (p: TestPki) => ["--cacert", p.otherCa, "--cert", p.client.cert, "--key", p.client.key, "get", "k"]
+    ],
     ["a plain-text client", (p: TestPki) => ["--cert", p.client.cert, "--key", p.client.key, "get", "k"]]
-  ])("--client-cert-auth refuses %s, as etcd does", async (_name, args) => {
-    const pair = mtls
-    const [theirs, ours] = await Promise.all([
-      etcdctl(args(pki).includes("--cacert") ? pair.etcdUrl : pair.etcd.endpoint, args(pki)),
-      etcdctl(args(pki).includes("--cacert") ? pair.oursUrl : pair.ours.endpoint, args(pki))
-    ])
-    expect(ours).toEqual(theirs)
-    expect(ours.code).toBe(1)
-    expect(ours.error).toBe("Error: context deadline exceeded")
-  }, 30_000)
+  ])(
+    "--client-cert-auth refuses %s, as etcd does",
+    async (_name, args) => {
+      const pair = mtls
+      const [theirs, ours] = await Promise.all([
+        etcdctl(args(pki).includes("--cacert") ? pair.etcdUrl : pair.etcd.endpoint, args(pki)),
+        etcdctl(args(pki).includes("--cacert") ? pair.oursUrl : pair.ours.endpoint, args(pki))
+      ])
+      expect(ours).toEqual(theirs)
+      expect(ours.code).toBe(1)
+      expect(ours.error).toBe("Error: context deadline exceeded")
+    },
+    30_000
+  )
 
   it("--insecure-skip-tls-verify with a client certificate is accepted by both", async () => {
-    const r = await both(mtls, (p) => ["--insecure-skip-tls-verify", "--cert", p.client.cert, "--key", p.client.key, "get", "k"])
+    const r = await both(mtls, (p) => [
+      "--insecure-skip-tls-verify",
+      "--cert",
+      p.client.cert,
+      "--key",
+      p.client.key,
+      "get",
+      "k"
+    ])
     expect(r.ours).toEqual(r.theirs)
     expect(r.ours.stdout).toBe("k\nv\n")
   }, 30_000)
@@ -135,21 +147,25 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
   it.each([
     ["an expired server certificate", (p: TestPki) => p.expired],
     ["a server certificate for another host", (p: TestPki) => p.wrongHost]
-  ])("a client refuses %s from either server", async (_name, cert) => {
-    const pair = await startPair({ certFile: cert(pki).cert, keyFile: cert(pki).key })
-    try {
-      const r = await both(pair, (p) => ["--cacert", p.ca, "get", "k"])
-      expect(r.ours).toEqual(r.theirs)
-      expect(r.ours.code).toBe(1)
-      // and the etcd3 npm client and ours are refused too
-      for (const url of [pair.etcdUrl, pair.oursUrl]) {
-        await expect(etcd3Get(url, pki, false)).rejects.toThrow()
-        await expect(ourGet(url, { ca: fs.readFileSync(pki.ca) })).rejects.toThrow()
+  ])(
+    "a client refuses %s from either server",
+    async (_name, cert) => {
+      const pair = await startPair({ certFile: cert(pki).cert, keyFile: cert(pki).key })
+      try {
+        const r = await both(pair, (p) => ["--cacert", p.ca, "get", "k"])
+        expect(r.ours).toEqual(r.theirs)
+        expect(r.ours.code).toBe(1)
+        // and the etcd3 npm client and ours are refused too
+        for (const url of [pair.etcdUrl, pair.oursUrl]) {
+          await expect(etcd3Get(url, pki, false)).rejects.toThrow()
+          await expect(ourGet(url, { ca: fs.readFileSync(pki.ca) })).rejects.toThrow()
+        }
+      } finally {
+        await disposePair(pair)
       }
-    } finally {
-      await disposePair(pair)
-    }
-  }, 60_000)
+    },
+    60_000
+  )
 
   const etcd3Get = async (url: string, p: TestPki, withCert: boolean) => {
     const c = new Etcd3({
@@ -170,12 +186,16 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
 
   const ourGet = (url: string, t: { ca?: Buffer; cert?: Buffer; key?: Buffer; insecureSkipVerify?: boolean }) =>
     Effect.runPromise(
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const c = yield* EtcdClient
         yield* c.kv.put("ours", "yes")
         const r = yield* c.kv.get("ours")
         return Buffer.from(r.kvs[0]!.value).toString()
-      }).pipe(Effect.provide(EtcdClient.layer({ endpoints: [url], dialTimeout: "1 second", requestTimeout: "3 seconds", tls: t })))
+      }).pipe(
+        Effect.provide(
+          EtcdClient.layer({ endpoints: [url], dialTimeout: "1 second", requestTimeout: "3 seconds", tls: t })
+        )
+      )
     )
 
   it("the etcd3 npm client over mutual TLS on both; refused without its certificate on both", async () => {
@@ -186,7 +206,11 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
   }, 30_000)
 
   it("our client over mutual TLS on both; refused without its certificate on both", async () => {
-    const creds = { ca: fs.readFileSync(pki.ca), cert: fs.readFileSync(pki.client.cert), key: fs.readFileSync(pki.client.key) }
+    const creds = {
+      ca: fs.readFileSync(pki.ca),
+      cert: fs.readFileSync(pki.client.cert),
+      key: fs.readFileSync(pki.client.key)
+    }
     for (const url of [mtls.etcdUrl, mtls.oursUrl]) {
       expect(await ourGet(url, creds)).toBe("yes")
       await expect(ourGet(url, { ca: creds.ca })).rejects.toThrow()
@@ -206,12 +230,29 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
     expect(ours.code).toBe(0)
     expect(ours.stderr).toBe("")
     const skip = await runCommand("node", [
-      "dist/cli/main.js", "get", "k", "--print-value-only", "--endpoints", mtls.oursUrl, "--insecure-skip-tls-verify",
-      "--cert", pki.client.cert, "--key", pki.client.key
+      "dist/cli/main.js",
+      "get",
+      "k",
+      "--print-value-only",
+      "--endpoints",
+      mtls.oursUrl,
+      "--insecure-skip-tls-verify",
+      "--cert",
+      pki.client.cert,
+      "--key",
+      pki.client.key
     ])
     expect(skip.stdout).toBe("v\n")
     const refused = await runCommand("node", [
-      "dist/cli/main.js", "get", "k", "--endpoints", mtls.oursUrl, "--cacert", pki.ca, "--dial-timeout", "1s"
+      "dist/cli/main.js",
+      "get",
+      "k",
+      "--endpoints",
+      mtls.oursUrl,
+      "--cacert",
+      pki.ca,
+      "--dial-timeout",
+      "1s"
     ])
     expect(refused.code).toBe(1)
   }, 240_000)
@@ -282,15 +323,26 @@ describe("client TLS on our server alone", () => {
   })
   afterAll(() => pki?.dispose())
 
-  const base = (): ClientTlsConfig => ({ ...defaultClientTlsConfig, certFile: pki.server.cert, keyFile: pki.server.key })
+  const base = (): ClientTlsConfig => ({
+    ...defaultClientTlsConfig,
+    certFile: pki.server.cert,
+    keyFile: pki.server.key
+  })
 
   const peerSubject = (port: number, options: tls.ConnectionOptions = {}) =>
     new Promise<{ cn: string | undefined; cipher: string; version: string | null }>((resolve, reject) => {
-      const s = tls.connect({ host: "127.0.0.1", port, ca: fs.readFileSync(pki.ca), ALPNProtocols: ["h2"], ...options }, () => {
-        const r = { cn: String(s.getPeerCertificate().subject?.CN), cipher: s.getCipher().standardName, version: s.getProtocol() }
-        s.destroy()
-        resolve(r)
-      })
+      const s = tls.connect(
+        { host: "127.0.0.1", port, ca: fs.readFileSync(pki.ca), ALPNProtocols: ["h2"], ...options },
+        () => {
+          const r = {
+            cn: String(s.getPeerCertificate().subject?.CN),
+            cipher: s.getCipher().standardName,
+            version: s.getProtocol()
+          }
+          s.destroy()
+          resolve(r)
+        }
+      )
       s.on("error", reject)
     })
 
@@ -331,15 +383,19 @@ describe("client TLS on our server alone", () => {
       const r = await peerSubject(srv.server.port)
       expect(r.version).toBe("TLSv1.2")
       expect(r.cipher).toBe("TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384")
-      await expect(peerSubject(srv.server.port, { ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256", maxVersion: "TLSv1.2" }))
-        .rejects.toThrow()
+      await expect(
+        peerSubject(srv.server.port, { ciphers: "ECDHE-ECDSA-AES128-GCM-SHA256", maxVersion: "TLSv1.2" })
+      ).rejects.toThrow()
     } finally {
       await srv.close()
     }
   })
 
   it("--tls-min-version TLS1.3 refuses a TLS 1.2 client", async () => {
-    const srv = await startInProcess({ listenClientUrls: ["https://127.0.0.1:0"], tls: { ...base(), minVersion: "TLS1.3" } })
+    const srv = await startInProcess({
+      listenClientUrls: ["https://127.0.0.1:0"],
+      tls: { ...base(), minVersion: "TLS1.3" }
+    })
     try {
       expect((await peerSubject(srv.server.port)).version).toBe("TLSv1.3")
       await expect(peerSubject(srv.server.port, { maxVersion: "TLSv1.2" })).rejects.toThrow()
@@ -359,13 +415,19 @@ describe("client TLS on our server alone", () => {
       expect(url.startsWith("https://")).toBe(true)
       const get = (withCert: boolean) =>
         new Promise<number>((resolve, reject) => {
-          https.get(`${url}/metrics`, {
-            ca: fs.readFileSync(pki.ca),
-            ...(withCert ? { cert: fs.readFileSync(pki.client.cert), key: fs.readFileSync(pki.client.key) } : {})
-          }, (res) => {
-            res.resume()
-            resolve(res.statusCode!)
-          }).on("error", reject)
+          https
+            .get(
+              `${url}/metrics`,
+              {
+                ca: fs.readFileSync(pki.ca),
+                ...(withCert ? { cert: fs.readFileSync(pki.client.cert), key: fs.readFileSync(pki.client.key) } : {})
+              },
+              (res) => {
+                res.resume()
+                resolve(res.statusCode!)
+              }
+            )
+            .on("error", reject)
         })
       expect(await get(true)).toBe(200)
       await expect(get(false)).rejects.toThrow()
@@ -407,9 +469,30 @@ describe("client TLS on our server alone", () => {
   })
 
   it.each([
-    [{ listenClientUrls: ["https://127.0.0.1:0"] }, "TLS key/cert (--cert-file, --key-file) must be provided for client url https://127.0.0.1:0 with HTTPS scheme"],
-    [{ listenClientUrls: ["https://127.0.0.1:0"], tls: { ...defaultClientTlsConfig, certFile: "/nonexistent.pem", keyFile: "/nonexistent-key.pem" } }, "error loading TLS key pair"],
-    [{ listenClientUrls: ["https://127.0.0.1:0"], tls: { ...defaultClientTlsConfig, certFile: "/x", keyFile: "/y", minVersion: "TLS1.3" as const, cipherSuites: ["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"] } }, "cipher suites cannot be configured when only TLS1.3 or greater is supported"]
+    [
+      { listenClientUrls: ["https://127.0.0.1:0"] },
+      "TLS key/cert (--cert-file, --key-file) must be provided for client url https://127.0.0.1:0 with HTTPS scheme"
+    ],
+    [
+      {
+        listenClientUrls: ["https://127.0.0.1:0"],
+        tls: { ...defaultClientTlsConfig, certFile: "/nonexistent.pem", keyFile: "/nonexistent-key.pem" }
+      },
+      "error loading TLS key pair"
+    ],
+    [
+      {
+        listenClientUrls: ["https://127.0.0.1:0"],
+        tls: {
+          ...defaultClientTlsConfig,
+          certFile: "/x",
+          keyFile: "/y",
+          minVersion: "TLS1.3" as const,
+          cipherSuites: ["TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384"]
+        }
+      },
+      "cipher suites cannot be configured when only TLS1.3 or greater is supported"
+    ]
   ])("start-up error: %j", async (options, message) => {
     await expect(startInProcess(options)).rejects.toThrow(message)
   })

@@ -44,7 +44,10 @@ const encoder = (type: string) => {
 }
 
 const bytes = fc.uint8Array({ maxLength: 12 }).map((b) => Buffer.from(b))
-const i64 = fc.oneof(fc.integer({ min: -5, max: 50 }), fc.constantFrom("-9223372036854775808", "9223372036854775807", "0"))
+const i64 = fc.oneof(
+  fc.integer({ min: -5, max: 50 }),
+  fc.constantFrom("-9223372036854775808", "9223372036854775807", "0")
+)
 /** Random values for every field of the fuzzed requests (unknown names are ignored by the encoder). */
 const putOp = fc.record({ key: bytes, value: bytes, lease: i64, prev_kv: fc.boolean() })
 const rangeOp = fc.record({ key: bytes, range_end: bytes, limit: i64, revision: i64, count_only: fc.boolean() })
@@ -93,7 +96,11 @@ type Mutation =
   | { readonly kind: "random"; readonly bytes: Uint8Array }
 
 /** Bytes that are often tags or varint pieces (wire types 0–7, continuation bits, field 0). */
-const tagByte = fc.oneof(fc.integer({ min: 0, max: 255 }), fc.integer({ min: 0, max: 31 }).map((f) => f * 8 + 0), fc.constantFrom(0x00, 0x07, 0x0b, 0x0c, 0x80, 0xff, 0x0e, 0x0f))
+const tagByte = fc.oneof(
+  fc.integer({ min: 0, max: 255 }),
+  fc.integer({ min: 0, max: 31 }).map((f) => f * 8 + 0),
+  fc.constantFrom(0x00, 0x07, 0x0b, 0x0c, 0x80, 0xff, 0x0e, 0x0f)
+)
 const tagBytes = fc.array(tagByte, { minLength: 1, maxLength: 12 }).map((a) => Uint8Array.from(a))
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
@@ -108,7 +115,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 const mutate = (body: Buffer, ms: ReadonlyArray<Mutation>): Buffer => {
   let b = Buffer.from(body)
   for (const m of ms) {
-    const at = b.length === 0 ? 0 : ("at" in m ? m.at % (b.length + 1) : 0)
+    const at = b.length === 0 ? 0 : "at" in m ? m.at % (b.length + 1) : 0
     switch (m.kind) {
       case "flip":
         if (b.length > 0) b[Math.min(at, b.length - 1)] = m.value
@@ -168,7 +175,8 @@ const outcome = (client: grpc.Client, path: string, body: Buffer) =>
       if (e === null) return resolve("decoded")
       if (e.details.startsWith("grpc: error unmarshalling request:")) return resolve(`${e.code} ${e.details}`)
       // a server that stopped answering is not a "decoded"
-      if (e.code === grpc.status.DEADLINE_EXCEEDED || e.code === grpc.status.UNAVAILABLE) return resolve(`${e.code} ${e.details}`)
+      if (e.code === grpc.status.DEADLINE_EXCEEDED || e.code === grpc.status.UNAVAILABLE)
+        return resolve(`${e.code} ${e.details}`)
       // our decoder failing where the check passed would show here
       if (e.details.startsWith("Error deserializing request")) return resolve(`${e.code} ${e.details}`)
       resolve("decoded")
@@ -197,17 +205,21 @@ describe.skipIf(skipEtcd)("malformed protobuf bodies, differential against etcd 
   const compareBodies = (cases: ReadonlyArray<readonly [string, Buffer]>) =>
     Effect.promise(async () => {
       const safe = cases.filter(([, body]) => !crashesEtcd34(body))
-      const results = await Promise.all(safe.map(async ([path, body]) => {
-        const [theirs, mine] = await Promise.all([outcome(theirClient, path, body), outcome(ourClient, path, body)])
-        return { path, body: body.toString("hex"), theirs, mine }
-      }))
+      const results = await Promise.all(
+        safe.map(async ([path, body]) => {
+          const [theirs, mine] = await Promise.all([outcome(theirClient, path, body), outcome(ourClient, path, body)])
+          return { path, body: body.toString("hex"), theirs, mine }
+        })
+      )
       const mismatches = results.filter((r) => r.mine !== r.theirs)
       total += results.length
       refused += results.filter((r) => r.theirs !== "decoded").length
       // the first difference only, readable (fast-check prints the whole batch otherwise)
       const first = mismatches[0]
       if (first !== undefined) {
-        throw new Error(`${mismatches.length} differ; first: ${first.path} ${first.body}: etcd ${first.theirs}; ours ${first.mine}`)
+        throw new Error(
+          `${mismatches.length} differ; first: ${first.path} ${first.body}: etcd ${first.theirs}; ours ${first.mine}`
+        )
       }
     })
 
@@ -215,38 +227,43 @@ describe.skipIf(skipEtcd)("malformed protobuf bodies, differential against etcd 
     "every mutated body etcd refuses, ours refuses with the same code and text; every one it decodes, ours decodes",
     [fc.array(testCase, { minLength: 25, maxLength: 25 })],
     ([batch]) =>
-      compareBodies(batch.map((c) => {
-        const [path, type] = METHODS[c.method]!
-        return [path, mutate(encoder(type)(c.fields), c.mutations)] as const
-      })),
+      compareBodies(
+        batch.map((c) => {
+          const [path, type] = METHODS[c.method]!
+          return [path, mutate(encoder(type)(c.fields), c.mutations)] as const
+        })
+      ),
     { fastCheck: { numRuns: 130, endOnFailure: true }, timeout: 120_000 }
   )
 
   it.effect("hand-written refusals of each kind match etcd's", () =>
-    compareBodies([
-      ["/etcdserverpb.KV/Range", "0000"], // field 0
-      ["/etcdserverpb.KV/Range", "0d01020304"], // wrong wire type for a known field
-      ["/etcdserverpb.KV/Range", "0a0561"], // truncated bytes
-      ["/etcdserverpb.KV/Range", "0a016134"], // end group outside a group
-      ["/etcdserverpb.KV/Range", "0a01613e00"], // wire type 6 on a known field
-      ["/etcdserverpb.KV/Range", "0a0161f80100"], // wire type 0 on unknown field 31: skipped
-      ["/etcdserverpb.KV/Range", "0a0161ff0100"], // wire type 7 on an unknown field
-      ["/etcdserverpb.KV/Range", "0a0161ffffffffffffffffffff01"], // varint too long
-      ["/etcdserverpb.KV/Range", "0affffffffffffffffff01"], // negative length
-      ["/etcdserverpb.KV/Range", "f8ffffffffffffffff01"], // a tag whose field number is -1 as int32
-      ["/etcdserverpb.KV/Range", "88808080800100"], // a field number past int32, truncated to 1
-      ["/etcdserverpb.KV/Range", "8a8080808000016108"], // a padded tag for key: decoded by both
-      ["/etcdserverpb.KV/Range", "0a0161b5ffdce1a778b1c8f3c3"], // an unknown field with a 6-byte tag, skipped
-      ["/etcdserverpb.KV/Range", "0a01612080808000"], // a padded varint value
-      ["/etcdserverpb.KV/Txn", "0a020d00"], // nested: wrong wire type in Compare
-      ["/etcdserverpb.KV/Txn", "12040a020000"], // nested twice: field 0 in RangeRequest
-      ["/etcdserverpb.Maintenance/Status", "0b1c"], // a group skipped (any end-group number)
-      ["/etcdserverpb.Maintenance/Status", "0b"], // an unterminated group
-      ["/etcdserverpb.Maintenance/Status", "0b1b0c"], // nested groups
-      ["/etcdserverpb.Auth/Authenticate", "0a02ffff"], // invalid UTF-8 in a string: gogo decodes it
-      ["/etcdserverpb.Auth/UserGet", "0000"], // a method we do not implement refuses it first
-      ["/etcdserverpb.Lease/LeaseGrant", "0a00"] // wrong wire type on TTL
-    ].map(([p, h]) => [p!, Buffer.from(h!, "hex")] as const)))
+    compareBodies(
+      [
+        ["/etcdserverpb.KV/Range", "0000"], // field 0
+        ["/etcdserverpb.KV/Range", "0d01020304"], // wrong wire type for a known field
+        ["/etcdserverpb.KV/Range", "0a0561"], // truncated bytes
+        ["/etcdserverpb.KV/Range", "0a016134"], // end group outside a group
+        ["/etcdserverpb.KV/Range", "0a01613e00"], // wire type 6 on a known field
+        ["/etcdserverpb.KV/Range", "0a0161f80100"], // wire type 0 on unknown field 31: skipped
+        ["/etcdserverpb.KV/Range", "0a0161ff0100"], // wire type 7 on an unknown field
+        ["/etcdserverpb.KV/Range", "0a0161ffffffffffffffffffff01"], // varint too long
+        ["/etcdserverpb.KV/Range", "0affffffffffffffffff01"], // negative length
+        ["/etcdserverpb.KV/Range", "f8ffffffffffffffff01"], // a tag whose field number is -1 as int32
+        ["/etcdserverpb.KV/Range", "88808080800100"], // a field number past int32, truncated to 1
+        ["/etcdserverpb.KV/Range", "8a8080808000016108"], // a padded tag for key: decoded by both
+        ["/etcdserverpb.KV/Range", "0a0161b5ffdce1a778b1c8f3c3"], // an unknown field with a 6-byte tag, skipped
+        ["/etcdserverpb.KV/Range", "0a01612080808000"], // a padded varint value
+        ["/etcdserverpb.KV/Txn", "0a020d00"], // nested: wrong wire type in Compare
+        ["/etcdserverpb.KV/Txn", "12040a020000"], // nested twice: field 0 in RangeRequest
+        ["/etcdserverpb.Maintenance/Status", "0b1c"], // a group skipped (any end-group number)
+        ["/etcdserverpb.Maintenance/Status", "0b"], // an unterminated group
+        ["/etcdserverpb.Maintenance/Status", "0b1b0c"], // nested groups
+        ["/etcdserverpb.Auth/Authenticate", "0a02ffff"], // invalid UTF-8 in a string: gogo decodes it
+        ["/etcdserverpb.Auth/UserGet", "0000"], // a method we do not implement refuses it first
+        ["/etcdserverpb.Lease/LeaseGrant", "0a00"] // wrong wire type on TTL
+      ].map(([p, h]) => [p!, Buffer.from(h!, "hex")] as const)
+    )
+  )
 
   it("the fuzz sent thousands of bodies, a good share of them refused", () => {
     // runs after the property (vitest keeps file order): the fuzz must exercise refusals too
@@ -259,8 +276,9 @@ describe("checkUnmarshal", () => {
   const rule = makeRules(packageDefinition)
 
   it("refuses a length that overflows int64 with the index (etcd 3.4 panics there; later gogo refuses)", () => {
-    expect(checkUnmarshal(rule("etcdserverpb.RangeRequest"), Buffer.from("0affffffffffffffff7f00", "hex")))
-      .toBe("grpc: error unmarshalling request: proto: negative length found during unmarshaling")
+    expect(checkUnmarshal(rule("etcdserverpb.RangeRequest"), Buffer.from("0affffffffffffffff7f00", "hex"))).toBe(
+      "grpc: error unmarshalling request: proto: negative length found during unmarshaling"
+    )
     expect(crashesEtcd34(Buffer.from("0affffffffffffffff7f00", "hex"))).toBe(true)
   })
 
@@ -272,7 +290,8 @@ describe("checkUnmarshal", () => {
       const r = rule(`etcdserverpb.${type}`)
       const body = mutate(encoder(type)(f), ms)
       if (checkUnmarshal(r, body) !== undefined) return
-      const decode = (packageDefinition[`etcdserverpb.${type}`] as unknown as { deserialize: (b: Buffer) => unknown }).deserialize
+      const decode = (packageDefinition[`etcdserverpb.${type}`] as unknown as { deserialize: (b: Buffer) => unknown })
+        .deserialize
       const c = canonical(r, body)
       // canonical is a fixed point, and protobufjs reads it
       expect(checkUnmarshal(r, c)).toBeUndefined()
@@ -293,7 +312,8 @@ describe("checkUnmarshal", () => {
   )
 
   it("a 32-bit field's long varint is cut to its Go type, so protobufjs reads what gogo keeps", () => {
-    const decode = (type: string, b: Buffer) => (packageDefinition[`etcdserverpb.${type}`] as unknown as { deserialize: (b: Buffer) => any }).deserialize(b)
+    const decode = (type: string, b: Buffer) =>
+      (packageDefinition[`etcdserverpb.${type}`] as unknown as { deserialize: (b: Buffer) => any }).deserialize(b)
     // PutRequest{key: "k", prev_kv: <a 6-byte varint of 7 << 35>}: gogo's bool is true
     const put = Buffer.from([0x0a, 0x01, 0x6b, 0x20, 0x80, 0x80, 0x80, 0x80, 0x80, 0x07])
     const putRule = rule("etcdserverpb.PutRequest")
@@ -309,7 +329,13 @@ describe("checkUnmarshal", () => {
   })
 
   it("names fields as protoc-gen-go does", () => {
-    expect(["range_end", "ID", "TTL", "peerURLs", "keys_only", "memberID"].map(goFieldName))
-      .toEqual(["RangeEnd", "ID", "TTL", "PeerURLs", "KeysOnly", "MemberID"])
+    expect(["range_end", "ID", "TTL", "peerURLs", "keys_only", "memberID"].map(goFieldName)).toEqual([
+      "RangeEnd",
+      "ID",
+      "TTL",
+      "PeerURLs",
+      "KeysOnly",
+      "MemberID"
+    ])
   })
 })

@@ -26,7 +26,12 @@ interface Outcome {
  * Writes `bodies` on a new bidi stream, then (for LeaseKeepAlive) half-closes; resolves with the
  * end status, or for Watch as soon as `enough` responses came without an error (then cancels).
  */
-const exchange = (client: grpc.Client, path: string, bodies: ReadonlyArray<Buffer>, enough?: number): Promise<Outcome> =>
+const exchange = (
+  client: grpc.Client,
+  path: string,
+  bodies: ReadonlyArray<Buffer>,
+  enough?: number
+): Promise<Outcome> =>
   new Promise((resolve) => {
     const call = client.makeBidiStreamRequest(path, identity, identity)
     let responses = 0
@@ -45,7 +50,9 @@ const exchange = (client: grpc.Client, path: string, bodies: ReadonlyArray<Buffe
     })
     call.on("error", (e: grpc.ServiceError) => finish({ responses, code: e.code, details: e.details }))
     // an OK end's message is "OK" from grpc-js and empty from grpc-go: not a difference a client sees
-    call.on("status", (s: grpc.StatusObject) => finish({ responses, code: s.code, details: s.code === grpc.status.OK ? "" : s.details }))
+    call.on("status", (s: grpc.StatusObject) =>
+      finish({ responses, code: s.code, details: s.code === grpc.status.OK ? "" : s.details })
+    )
     for (const b of bodies) call.write(b)
     if (enough === undefined) call.end()
   })
@@ -79,7 +86,9 @@ describe.skipIf(skipEtcd)("malformed messages on client streams, differential ag
   it("LeaseKeepAlive: random and mutated bodies, then a valid one — the same responses and end status as etcd", async () => {
     const body = fc.oneof(
       fc.uint8Array({ maxLength: 12 }),
-      fc.tuple(fc.integer({ min: 0, max: 255 }), fc.uint8Array({ maxLength: 10 })).map(([tag, rest]) => Uint8Array.from([tag, ...rest])),
+      fc
+        .tuple(fc.integer({ min: 0, max: 255 }), fc.uint8Array({ maxLength: 10 }))
+        .map(([tag, rest]) => Uint8Array.from([tag, ...rest])),
       fc.bigInt({ min: 0n, max: (1n << 64n) - 1n }).map((id) => {
         const out = [0x08]
         let v = id

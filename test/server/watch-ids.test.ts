@@ -84,7 +84,13 @@ describe.each(enabled)("int64 watch ids ($name)", (target) => {
     const all = (await w.waitFor(12)).map(seen)
 
     const created = (watch_id: string) => ({ watch_id, created: true, canceled: false, cancel_reason: "", keys: [] })
-    const event = (watch_id: string, key: string) => ({ watch_id, created: false, canceled: false, cancel_reason: "", keys: [key] })
+    const event = (watch_id: string, key: string) => ({
+      watch_id,
+      created: false,
+      canceled: false,
+      cancel_reason: "",
+      keys: [key]
+    })
     expect(all).toEqual([
       created(TWO_53),
       created(TWO_53_PLUS_1),

@@ -14,7 +14,15 @@ import { serviceDefinition } from "../../src/proto/load.js"
 
 const deserializeWatchResponse = serviceDefinition("Watch")["Watch"]!.responseDeserialize
 import type { WatchResponse } from "../../src/watch/watcher.js"
-import { call, eventually, type InProcessServer, rawClient, sleep, startInProcess, startMember } from "./support/in-process.js"
+import {
+  call,
+  eventually,
+  type InProcessServer,
+  rawClient,
+  sleep,
+  startInProcess,
+  startMember
+} from "./support/in-process.js"
 import { RawWatch, text } from "./support/raw-watch.js"
 
 const b = (s: string) => Buffer.from(s)
@@ -28,7 +36,8 @@ describe("Watch service", () => {
     streams.push(w)
     return w
   }
-  const put = async (k: string, v: string) => Number((await call(kv, "Put", { key: b(k), value: b(v) })).header.revision)
+  const put = async (k: string, v: string) =>
+    Number((await call(kv, "Put", { key: b(k), value: b(v) })).header.revision)
   const rev = async () => Number((await call(kv, "Range", { key: b("\0") })).header.revision)
 
   beforeAll(async () => {
@@ -53,7 +62,14 @@ describe("Watch service", () => {
     const current = await rev()
     w.create({ key: b("s/"), range_end: b("s0") })
     const [created] = await w.waitFor(1)
-    expect(created).toMatchObject({ watch_id: "0", created: true, canceled: false, compact_revision: "0", cancel_reason: "", events: [] })
+    expect(created).toMatchObject({
+      watch_id: "0",
+      created: true,
+      canceled: false,
+      compact_revision: "0",
+      cancel_reason: "",
+      events: []
+    })
     expectHeader(created, current)
     const r1 = await put("s/a", "1")
     const r2 = await put("s/b", "2")
@@ -79,7 +95,11 @@ describe("Watch service", () => {
     const [created, batch] = await w.waitFor(2)
     expect(created.created).toBe(true)
     expectHeader(batch, last)
-    expect(batch.events.map((e: any) => [text(e.kv.key), text(e.kv.value)])).toEqual([["h/a", "1"], ["h/b", "2"], ["h/a", "3"]])
+    expect(batch.events.map((e: any) => [text(e.kv.key), text(e.kv.value)])).toEqual([
+      ["h/a", "1"],
+      ["h/b", "2"],
+      ["h/a", "3"]
+    ])
   })
 
   it("fills prev_kv at send time for every event but a create, and applies filters", async () => {
@@ -117,7 +137,12 @@ describe("Watch service", () => {
       cancel_reason: "etcdserver: mvcc: required revision has been compacted"
     })
     expectHeader(neg, current)
-    expect(empty).toMatchObject({ watch_id: "-1", created: true, canceled: true, cancel_reason: "mvcc: watcher range is empty" })
+    expect(empty).toMatchObject({
+      watch_id: "-1",
+      created: true,
+      canceled: true,
+      cancel_reason: "mvcc: watcher range is empty"
+    })
     expect(ok).toMatchObject({ watch_id: "5", created: true, canceled: false })
     expect(dup).toMatchObject({
       watch_id: "-1",
@@ -160,7 +185,13 @@ describe("Watch service", () => {
     w.create({ key: b("cmp"), start_revision: r1 })
     const [created, compacted] = await w.waitFor(2)
     expect(created).toMatchObject({ watch_id: "0", created: true, canceled: false })
-    expect(compacted).toMatchObject({ watch_id: "0", created: false, canceled: true, compact_revision: String(r3), events: [] })
+    expect(compacted).toMatchObject({
+      watch_id: "0",
+      created: false,
+      canceled: true,
+      compact_revision: String(r3),
+      events: []
+    })
     expect(compacted.header.revision).toBe("0")
     expect(compacted.header.member_id).toBe(srv.server.memberId.toString())
   })
@@ -230,7 +261,10 @@ describe("Watch service", () => {
       success: Array.from({ length: 50 }, (_, i) => ({ request_put: { key: b(`many/${i}`), value: b("v") } }))
     })
     await w.waitFor(100)
-    const ids = w.responses.slice(50).map((r) => Number(r.watch_id)).sort((a, c) => a - c)
+    const ids = w.responses
+      .slice(50)
+      .map((r) => Number(r.watch_id))
+      .sort((a, c) => a - c)
     expect(ids).toEqual(Array.from({ length: 50 }, (_, i) => i))
   })
 
@@ -314,7 +348,9 @@ describe("send-loop ordering (StreamState)", () => {
     watchId: id,
     revision: rev,
     compactRevision: 0,
-    events: [{ type: 0, kv: { key: b("k"), createRevision: rev, modRevision: rev, version: 1, value: b("v"), lease: 0n } }]
+    events: [
+      { type: 0, kv: { key: b("k"), createRevision: rev, modRevision: rev, version: 1, value: b("v"), lease: 0n } }
+    ]
   })
 
   const live = new Set<number>()

@@ -134,17 +134,29 @@ describe("Watch stream supervision", () => {
   }
 
   it("a defect in recv ends the stream with Internal, logged once; its watchers are cancelled", async () => {
-    await crash("recv", () => 0, async (w) => w.create({ key: b("boom/recv") }))
+    await crash(
+      "recv",
+      () => 0,
+      async (w) => w.create({ key: b("boom/recv") })
+    )
   })
 
   it("a defect in the channel pump ends the stream the same way", async () => {
-    await crash("pump", (w) => (w.create({ key: b("boom/pump") }), 1), () => put("boom/pump"))
+    await crash(
+      "pump",
+      (w) => (w.create({ key: b("boom/pump") }), 1),
+      () => put("boom/pump")
+    )
   })
 
   it("a defect in send ends the stream the same way", async () => {
-    await crash("send", (w) => (w.create({ key: b("boom/send"), prev_kv: true }), 1), async () => {
-      await put("boom/send")
-      await put("boom/send") // not a create: send looks its prev_kv up
-    })
+    await crash(
+      "send",
+      (w) => (w.create({ key: b("boom/send"), prev_kv: true }), 1),
+      async () => {
+        await put("boom/send")
+        await put("boom/send") // not a create: send looks its prev_kv up
+      }
+    )
   })
 })

@@ -28,19 +28,21 @@ const kv: fc.Arbitrary<KeyValue> = fc.record({
   lease: fc.oneof(fc.constant(0n), fc.bigInt({ min: 1n, max: 2n ** 63n - 1n }))
 })
 const event = fc.record({ type: fc.constantFrom(0 as const, 1 as const), kv })
-const response: fc.Arbitrary<WatchResponse> = fc.record({
-  watchId: fc.oneof(
-    fc.constant(0),
-    fc.constant(-1),
-    fc.integer({ min: 1, max: 100_000 }),
-    // any int64 a client may pick, in its canonical form (a bigint beyond ±(2^53 − 1))
-    fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(toWatchId),
-    fc.constantFrom(2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n)).map(toWatchId)
-  ),
-  revision: fc.oneof(fc.constant(0), rev),
-  compactRevision: fc.oneof({ weight: 5, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: rev }),
-  events: fc.array(event, { maxLength: 4 })
-}).map((r) => (r.compactRevision !== 0 ? { ...r, events: [] } : r))
+const response: fc.Arbitrary<WatchResponse> = fc
+  .record({
+    watchId: fc.oneof(
+      fc.constant(0),
+      fc.constant(-1),
+      fc.integer({ min: 1, max: 100_000 }),
+      // any int64 a client may pick, in its canonical form (a bigint beyond ±(2^53 − 1))
+      fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map(toWatchId),
+      fc.constantFrom(2n ** 53n, 2n ** 53n + 1n, 2n ** 63n - 1n, -(2n ** 63n)).map(toWatchId)
+    ),
+    revision: fc.oneof(fc.constant(0), rev),
+    compactRevision: fc.oneof({ weight: 5, arbitrary: fc.constant(0) }, { weight: 1, arbitrary: rev }),
+    events: fc.array(event, { maxLength: 4 })
+  })
+  .map((r) => (r.compactRevision !== 0 ? { ...r, events: [] } : r))
 
 describe("WatchResponse encoder", () => {
   it.prop(

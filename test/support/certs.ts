@@ -38,18 +38,39 @@ export const openssl = (args: ReadonlyArray<string>, cwd: string): string =>
 
 const makeCa = (dir: string, name: string): void => {
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}-key.pem`], dir)
-  openssl([
-    "req", "-x509", "-new", "-key", `${name}-key.pem`, "-sha256", "-days", "30", "-subj", `/CN=${name}`,
-    "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
-    "-out", `${name}.pem`
-  ], dir)
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-new",
+      "-key",
+      `${name}-key.pem`,
+      "-sha256",
+      "-days",
+      "30",
+      "-subj",
+      `/CN=${name}`,
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+      "-out",
+      `${name}.pem`
+    ],
+    dir
+  )
 }
 
 const makeLeaf = (
   dir: string,
   name: string,
   ca: string,
-  opts: { readonly cn: string; readonly san?: string; readonly usage: "serverAuth" | "clientAuth" | "both"; readonly expired?: boolean }
+  opts: {
+    readonly cn: string
+    readonly san?: string
+    readonly usage: "serverAuth" | "clientAuth" | "both"
+    readonly expired?: boolean
+  }
 ): CertFiles => {
   openssl(["ecparam", "-name", "prime256v1", "-genkey", "-noout", "-out", `${name}-key.pem`], dir)
   openssl(["req", "-new", "-key", `${name}-key.pem`, "-subj", `/CN=${opts.cn}`, "-out", `${name}.csr`], dir)
@@ -61,10 +82,11 @@ const makeLeaf = (
     ...(opts.san === undefined ? [] : [`subjectAltName=${opts.san}`])
   ].join("\n")
   fs.writeFileSync(path.join(dir, `${name}.ext`), ext + "\n")
-  const days = opts.expired === true
-    // an already-expired certificate: `openssl x509 -days` cannot go back, `ca` can set both dates
-    ? []
-    : ["-days", "30"]
+  const days =
+    opts.expired === true
+      ? // an already-expired certificate: `openssl x509 -days` cannot go back, `ca` can set both dates
+        []
+      : ["-days", "30"]
   if (opts.expired === true) {
     const yearAgo = new Date(Date.now() - 365 * 86400_000)
     const yesterday = new Date(Date.now() - 86400_000)
@@ -73,21 +95,66 @@ const makeLeaf = (
     fs.writeFileSync(
       path.join(dir, "ca.cnf"),
       [
-        "[ca]", "default_ca=d", "[d]", "database=index.txt", `new_certs_dir=.`, "default_md=sha256",
-        "policy=p", "serial=serial", "unique_subject=no", "copy_extensions=none", "[p]", "commonName=supplied"
+        "[ca]",
+        "default_ca=d",
+        "[d]",
+        "database=index.txt",
+        `new_certs_dir=.`,
+        "default_md=sha256",
+        "policy=p",
+        "serial=serial",
+        "unique_subject=no",
+        "copy_extensions=none",
+        "[p]",
+        "commonName=supplied"
       ].join("\n") + "\n"
     )
     fs.writeFileSync(path.join(dir, "serial"), "1000\n")
-    openssl([
-      "ca", "-batch", "-config", "ca.cnf", "-cert", `${ca}.pem`, "-keyfile", `${ca}-key.pem`, "-in", `${name}.csr`,
-      "-startdate", asn1(yearAgo), "-enddate", asn1(yesterday), "-extfile", `${name}.ext`, "-notext",
-      "-out", `${name}.pem`
-    ], dir)
+    openssl(
+      [
+        "ca",
+        "-batch",
+        "-config",
+        "ca.cnf",
+        "-cert",
+        `${ca}.pem`,
+        "-keyfile",
+        `${ca}-key.pem`,
+        "-in",
+        `${name}.csr`,
+        "-startdate",
+        asn1(yearAgo),
+        "-enddate",
+        asn1(yesterday),
+        "-extfile",
+        `${name}.ext`,
+        "-notext",
+        "-out",
+        `${name}.pem`
+      ],
+      dir
+    )
   } else {
-    openssl([
-      "x509", "-req", "-in", `${name}.csr`, "-CA", `${ca}.pem`, "-CAkey", `${ca}-key.pem`, "-CAcreateserial",
-      "-sha256", ...days, "-extfile", `${name}.ext`, "-out", `${name}.pem`
-    ], dir)
+    openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        `${name}.csr`,
+        "-CA",
+        `${ca}.pem`,
+        "-CAkey",
+        `${ca}-key.pem`,
+        "-CAcreateserial",
+        "-sha256",
+        ...days,
+        "-extfile",
+        `${name}.ext`,
+        "-out",
+        `${name}.pem`
+      ],
+      dir
+    )
   }
   return { cert: path.join(dir, `${name}.pem`), key: path.join(dir, `${name}-key.pem`) }
 }

@@ -136,15 +136,16 @@ export class EtcdProcess {
     const names = Array.from({ length: n }, (_, i) => `m${i}`)
     const initialCluster = names.map((name, i) => `${name}=http://127.0.0.1:${ports[3 * i + 1]}`).join(",")
     const extraArgs = [...(options.extraArgs ?? []), "--heartbeat-interval", "50", "--election-timeout", "300"]
-    const members = names.map((name, i) =>
-      new EtcdProcess(
-        fs.mkdtempSync(path.join(tmpRoot(), "etcd-effect-test-")),
-        ports[3 * i]!,
-        ports[3 * i + 1]!,
-        ports[3 * i + 2]!,
-        { ...options, extraArgs },
-        { name, initialCluster }
-      )
+    const members = names.map(
+      (name, i) =>
+        new EtcdProcess(
+          fs.mkdtempSync(path.join(tmpRoot(), "etcd-effect-test-")),
+          ports[3 * i]!,
+          ports[3 * i + 1]!,
+          ports[3 * i + 2]!,
+          { ...options, extraArgs },
+          { name, initialCluster }
+        )
     )
     try {
       await Promise.all(members.map((m) => m.startProcess()))

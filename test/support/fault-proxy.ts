@@ -164,7 +164,11 @@ export class FaultProxy {
    * Every new connection is cut after a random number of bytes server → client, drawn uniformly
    * from [minBytes, maxBytes] with a seeded generator. Returns a function that stops it.
    */
-  cutEachConnection(options: { readonly seed: number; readonly minBytes: number; readonly maxBytes: number }): () => void {
+  cutEachConnection(options: {
+    readonly seed: number
+    readonly minBytes: number
+    readonly maxBytes: number
+  }): () => void {
     const random = seededRandom(options.seed)
     const draw = () => Math.floor(options.minBytes + random() * (options.maxBytes - options.minBytes))
     this.budgetFor = draw
@@ -183,7 +187,12 @@ export class FaultProxy {
    * Cuts at random moments: every `minMs..maxMs` either cuts now or arms a cut after a random number
    * of bytes (up to `maxBytes`). Returns a function that stops the chaos.
    */
-  chaos(options: { readonly seed: number; readonly minMs: number; readonly maxMs: number; readonly maxBytes?: number }): () => void {
+  chaos(options: {
+    readonly seed: number
+    readonly minMs: number
+    readonly maxMs: number
+    readonly maxBytes?: number
+  }): () => void {
     const random = seededRandom(options.seed)
     let timer: NodeJS.Timeout | undefined
     let stopped = false

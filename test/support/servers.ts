@@ -90,8 +90,12 @@ export const etcdTarget: ServerTarget = {
   enabled: etcdAvailable || requireEtcd,
   start: async (options = {}) => {
     const etcdOptions: EtcdOptions = {
-      ...(options.progressNotifyInterval === undefined ? {} : { progressNotifyInterval: options.progressNotifyInterval }),
-      ...(options.maxRequestBytes === undefined ? {} : { extraArgs: ["--max-request-bytes", String(options.maxRequestBytes)] })
+      ...(options.progressNotifyInterval === undefined
+        ? {}
+        : { progressNotifyInterval: options.progressNotifyInterval }),
+      ...(options.maxRequestBytes === undefined
+        ? {}
+        : { extraArgs: ["--max-request-bytes", String(options.maxRequestBytes)] })
     }
     return etcdServer(await EtcdProcess.start(etcdOptions))
   }
@@ -119,7 +123,9 @@ export const ourTarget: ServerTarget = {
     const layer = layerMember({
       dataDir,
       listenClientUrls: [`http://127.0.0.1:${port}`],
-      ...(options.progressNotifyInterval === undefined ? {} : { progressNotifyInterval: goDuration(options.progressNotifyInterval) }),
+      ...(options.progressNotifyInterval === undefined
+        ? {}
+        : { progressNotifyInterval: goDuration(options.progressNotifyInterval) }),
       ...(options.maxRequestBytes === undefined ? {} : { maxRequestBytes: options.maxRequestBytes })
     })
     let running: { scope: Scope.CloseableScope; watchable: Context.Tag.Service<WatchableStore> } | undefined

@@ -86,7 +86,10 @@ export type Cmd =
   /** advance exactly to a granted lease's expiry, then maybe keep it alive right there */
   | { readonly _tag: "toExpiry"; readonly slot: number; readonly keepAlive: boolean }
   // concurrent puts of distinct keys: a real backend group-commits them
-  | { readonly _tag: "burst"; readonly puts: ReadonlyArray<{ readonly key: string; readonly slot?: number | undefined }> }
+  | {
+      readonly _tag: "burst"
+      readonly puts: ReadonlyArray<{ readonly key: string; readonly slot?: number | undefined }>
+    }
 
 /** the lessor's expiry check period (its default) */
 const EXPIRY_CHECK_MS = 500
@@ -113,7 +116,10 @@ export const commands = (scenario: Scenario): fc.Arbitrary<Cmd> => {
     ? fc.record({ key, put: fc.boolean(), slot: optionalSlot })
     : fc.record({ key, put: fc.boolean() })
   const base: Array<Weighted> = [
-    { weight: 8, arbitrary: fc.record({ _tag: fc.constant("put" as const), key, value: fc.constantFrom("x", "y", "") }) },
+    {
+      weight: 8,
+      arbitrary: fc.record({ _tag: fc.constant("put" as const), key, value: fc.constantFrom("x", "y", "") })
+    },
     { weight: 2, arbitrary: fc.record({ _tag: fc.constant("del" as const), key }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("delPrefix" as const), key }) },
     {
@@ -130,9 +136,7 @@ export const commands = (scenario: Scenario): fc.Arbitrary<Cmd> => {
         stream,
         range: rangeSpec,
         start: scenario.leases
-          ? fc.constantFrom(
-              ...(["zero", "past", "current", "future", "removal", "removal"] as const)
-            )
+          ? fc.constantFrom(...(["zero", "past", "current", "future", "removal", "removal"] as const))
           : fc.constantFrom("zero" as const, "past" as const, "current" as const, "future" as const),
         pick: fc.nat(),
         filter: fc.constantFrom(0 as const, 0 as const, 1 as const, 2 as const),
@@ -140,7 +144,10 @@ export const commands = (scenario: Scenario): fc.Arbitrary<Cmd> => {
       })
     },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("cancel" as const), pick: fc.nat() }) },
-    { weight: 2, arbitrary: fc.record({ _tag: fc.constant("compact" as const), pick: fc.nat(), physical: fc.boolean() }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ _tag: fc.constant("compact" as const), pick: fc.nat(), physical: fc.boolean() })
+    },
     { weight: 5, arbitrary: fc.record({ _tag: fc.constant("tick" as const), ms: fc.constantFrom(10, 100) }) },
     { weight: 2, arbitrary: fc.record({ _tag: fc.constant("yield" as const) }) },
     { weight: 3, arbitrary: fc.record({ _tag: fc.constant("drain" as const), stream }) },
@@ -152,7 +159,14 @@ export const commands = (scenario: Scenario): fc.Arbitrary<Cmd> => {
   ]
   const leases: Array<Weighted> = scenario.leases
     ? [
-        { weight: 6, arbitrary: fc.record({ _tag: fc.constant("grant" as const), slot: grantSlot, ttl: fc.integer({ min: 2, max: 5 }) /* etcd's minimum TTL is 2 s */ }) },
+        {
+          weight: 6,
+          arbitrary: fc.record({
+            _tag: fc.constant("grant" as const),
+            slot: grantSlot,
+            ttl: fc.integer({ min: 2, max: 5 }) /* etcd's minimum TTL is 2 s */
+          })
+        },
         {
           weight: 8,
           arbitrary: fc.record({ _tag: fc.constant("leasePut" as const), key, value: fc.constantFrom("l", "m"), slot })
@@ -162,7 +176,10 @@ export const commands = (scenario: Scenario): fc.Arbitrary<Cmd> => {
         {
           weight: 5,
           // off the expiry fiber's 500 ms grid too, so leases expire between its checks
-          arbitrary: fc.record({ _tag: fc.constant("elapse" as const), ms: fc.constantFrom(130, 250, 700, 1000, 1710, 2500) })
+          arbitrary: fc.record({
+            _tag: fc.constant("elapse" as const),
+            ms: fc.constantFrom(130, 250, 700, 1000, 1710, 2500)
+          })
         },
         { weight: 4, arbitrary: fc.record({ _tag: fc.constant("toExpiry" as const), slot, keepAlive: fc.boolean() }) }
       ]
@@ -173,10 +190,11 @@ export const commands = (scenario: Scenario): fc.Arbitrary<Cmd> => {
           weight: 2,
           arbitrary: fc.record({
             _tag: fc.constant("burst" as const),
-            puts: fc.uniqueArray(
-              scenario.leases ? fc.record({ key, slot: optionalSlot }) : fc.record({ key }),
-              { minLength: 2, maxLength: 4, selector: (p) => p.key }
-            )
+            puts: fc.uniqueArray(scenario.leases ? fc.record({ key, slot: optionalSlot }) : fc.record({ key }), {
+              minLength: 2,
+              maxLength: 4,
+              selector: (p) => p.key
+            })
           })
         }
       ]
@@ -191,7 +209,6 @@ export const storeConfig: fc.Arbitrary<Partial<WatchableStoreConfig>> = fc.recor
   historyChunkRevs: fc.constantFrom(1, 3, 1024),
   immediateResync: fc.boolean()
 })
-
 
 // ---------------------------------------------------------------------------------------------
 // coverage
@@ -287,7 +304,9 @@ export const run = (cmds: ReadonlyArray<Cmd>, stalled: ReadonlyArray<boolean>, o
     /** a slot below LEASE_IDS.length is that id; above, one of the leases the model holds now */
     const leaseAt = (n: number): bigint => {
       const granted = model?.grantedIds() ?? []
-      return n < LEASE_IDS.length || granted.length === 0 ? LEASE_IDS[n % LEASE_IDS.length]! : granted[n % granted.length]!
+      return n < LEASE_IDS.length || granted.length === 0
+        ? LEASE_IDS[n % LEASE_IDS.length]!
+        : granted[n % granted.length]!
     }
 
     const record = () => {

@@ -28,7 +28,8 @@ export const watchLayer = (
   wrap?: (store: MvccStoreShape) => MvccStoreShape
 ): Layer.Layer<WatchableStore | MvccStore, RecoveryError> => {
   const real = layerDefault.pipe(Layer.provide(layerMemory))
-  const store = wrap === undefined ? real : Layer.effect(MvccStore, Effect.map(MvccStore, wrap)).pipe(Layer.provide(real))
+  const store =
+    wrap === undefined ? real : Layer.effect(MvccStore, Effect.map(MvccStore, wrap)).pipe(Layer.provide(real))
   return layerWith(config).pipe(Layer.provideMerge(store))
 }
 

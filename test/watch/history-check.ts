@@ -19,7 +19,12 @@ export type RangeSpec =
 // recording
 
 export type Item =
-  | { readonly kind: "events"; readonly response: WatchResponse; readonly compactAtTake: number; readonly revAtTake: number }
+  | {
+      readonly kind: "events"
+      readonly response: WatchResponse
+      readonly compactAtTake: number
+      readonly revAtTake: number
+    }
   | { readonly kind: "progress"; readonly revision: number }
   | { readonly kind: "compacted"; readonly compactRevision: number; readonly revision: number }
 
@@ -187,18 +192,20 @@ export const validate = (w: WatchRec, model: HistoryModel, finalRev: number, cov
       const want = expected[delivered]
       // ordered, unique, reliable, resumable, filter: exactly the next persisted matching event
       expect(want, `${where}: unexpected extra event at ${e.kv.modRevision}`).toBeDefined()
-      expect(sameEvent(e, want!), `${where}: event #${delivered} rev ${e.kv.modRevision} vs ${want!.kv.modRevision}`).toBe(
-        true
-      )
+      expect(
+        sameEvent(e, want!),
+        `${where}: event #${delivered} rev ${e.kv.modRevision} vs ${want!.kv.modRevision}`
+      ).toBe(true)
       expect(e.kv.modRevision, `${where}: after the last progress`).toBeGreaterThan(lastProgress)
       const prev = model.before.get(`${e.kv.modRevision}|${s(e.kv.key)}`)
       if (e.type === EventType.PUT) expect(isCreate(e), `${where}: IsCreate`).toBe(prev === undefined)
       if (w.prevKv) {
         if (e.prevKv !== undefined) {
           expect(prev, `${where}: prev_kv for a key that did not exist`).toBeDefined()
-          expect(sameEvent({ type: EventType.PUT, kv: e.prevKv }, { type: EventType.PUT, kv: prev! }), `${where}: prev_kv`).toBe(
-            true
-          )
+          expect(
+            sameEvent({ type: EventType.PUT, kv: e.prevKv }, { type: EventType.PUT, kv: prev! }),
+            `${where}: prev_kv`
+          ).toBe(true)
         } else if (!isCreate(e)) {
           // nil is only allowed when rev-1 was compacted by the time it was sent
           expect(e.kv.modRevision - 1, `${where}: prev_kv missing`).toBeLessThan(item.compactAtTake)

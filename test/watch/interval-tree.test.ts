@@ -60,7 +60,8 @@ describe("IntervalTree", () => {
     const got: Array<number> = []
     tree.stab("004242", (v) => got.push(v))
     expect(got).toEqual([4242])
-    for (let i = 0; i < 10_000; i += 2) tree.delete(i.toString().padStart(6, "0"), i.toString().padStart(6, "0") + "\x00")
+    for (let i = 0; i < 10_000; i += 2)
+      tree.delete(i.toString().padStart(6, "0"), i.toString().padStart(6, "0") + "\x00")
     tree.verify()
     expect(tree.size).toBe(5000)
   })

@@ -23,51 +23,54 @@ const gauges = (store: WatchableStore["Type"]) => ({
 const zero = { watchers: 0, streams: 0, slow: 0, pending: 0, synced: 0, unsynced: 0, victims: 0 }
 
 describe("no leaks", () => {
-  it.scoped("closing N streams with synced, unsynced, victim and compacted watchers returns every gauge and fiber count to baseline", () =>
-    Effect.gen(function* () {
-      const supervisor = yield* Supervisor.track
-      yield* Effect.gen(function* () {
-        const store = yield* WatchableStore
-        const st = yield* MvccStore
-        yield* settle()
-        const baselineFibers = new Set((yield* supervisor.value).filter((f) => f.unsafePoll() === null))
-        expect(gauges(store)).toEqual(zero)
-        for (let i = 0; i < 20; i++) yield* put(`k${i % 4}`)
-        for (let round = 0; round < 3; round++) {
-          const scopes: Array<Scope.CloseableScope> = []
-          for (let n = 0; n < 50; n++) {
-            const scope = yield* Scope.make()
-            scopes.push(scope)
-            const ws = yield* Scope.extend(store.newWatchStream, scope)
-            yield* ws.watch({ key: b("k1") }) // synced; a victim after two puts (channel of 1)
-            yield* ws.watch({ key: b("k"), end: b("l"), startRev: 3 }) // unsynced
-            yield* ws.watch({ key: b("k2"), startRev: 2 }) // compacted below
-            yield* ws.watch({ key: b("k3"), startRev: 1000 }) // future
-            if (n % 2 === 0) {
-              const id = yield* ws.watch({ key: b("x") })
-              yield* ws.cancel(id)
-            }
-          }
-          yield* put("k1")
-          yield* put("k1")
-          yield* st.compact(st.rev() - 1).pipe(Effect.ignore)
-          yield* TestClock.adjust("100 millis")
+  it.scoped(
+    "closing N streams with synced, unsynced, victim and compacted watchers returns every gauge and fiber count to baseline",
+    () =>
+      Effect.gen(function* () {
+        const supervisor = yield* Supervisor.track
+        yield* Effect.gen(function* () {
+          const store = yield* WatchableStore
+          const st = yield* MvccStore
           yield* settle()
-          expect(store.watcherCount()).toBe(200)
-          expect(store.streamCount()).toBe(50)
-          expect(store.victimCount()).toBeGreaterThan(0)
-          // half closed explicitly through their scope, the rest with one close each
-          for (const scope of scopes) yield* Scope.close(scope, Exit.void)
+          const baselineFibers = new Set((yield* supervisor.value).filter((f) => f.unsafePoll() === null))
           expect(gauges(store)).toEqual(zero)
-        }
-        yield* TestClock.adjust("1 second")
-        yield* settle()
-        // no fiber started since the baseline is still alive (the store's own loops are)
-        const liveFibers = (yield* supervisor.value).filter((f) => f.unsafePoll() === null)
-        expect(liveFibers.filter((f) => !baselineFibers.has(f))).toEqual([])
-        expect(liveFibers.length).toBeGreaterThanOrEqual(2)
-      }).pipe(Effect.provide(watchLayer({ chanBufLen: 1 })), Effect.supervised(supervisor))
-    }))
+          for (let i = 0; i < 20; i++) yield* put(`k${i % 4}`)
+          for (let round = 0; round < 3; round++) {
+            const scopes: Array<Scope.CloseableScope> = []
+            for (let n = 0; n < 50; n++) {
+              const scope = yield* Scope.make()
+              scopes.push(scope)
+              const ws = yield* Scope.extend(store.newWatchStream, scope)
+              yield* ws.watch({ key: b("k1") }) // synced; a victim after two puts (channel of 1)
+              yield* ws.watch({ key: b("k"), end: b("l"), startRev: 3 }) // unsynced
+              yield* ws.watch({ key: b("k2"), startRev: 2 }) // compacted below
+              yield* ws.watch({ key: b("k3"), startRev: 1000 }) // future
+              if (n % 2 === 0) {
+                const id = yield* ws.watch({ key: b("x") })
+                yield* ws.cancel(id)
+              }
+            }
+            yield* put("k1")
+            yield* put("k1")
+            yield* st.compact(st.rev() - 1).pipe(Effect.ignore)
+            yield* TestClock.adjust("100 millis")
+            yield* settle()
+            expect(store.watcherCount()).toBe(200)
+            expect(store.streamCount()).toBe(50)
+            expect(store.victimCount()).toBeGreaterThan(0)
+            // half closed explicitly through their scope, the rest with one close each
+            for (const scope of scopes) yield* Scope.close(scope, Exit.void)
+            expect(gauges(store)).toEqual(zero)
+          }
+          yield* TestClock.adjust("1 second")
+          yield* settle()
+          // no fiber started since the baseline is still alive (the store's own loops are)
+          const liveFibers = (yield* supervisor.value).filter((f) => f.unsafePoll() === null)
+          expect(liveFibers.filter((f) => !baselineFibers.has(f))).toEqual([])
+          expect(liveFibers.length).toBeGreaterThanOrEqual(2)
+        }).pipe(Effect.provide(watchLayer({ chanBufLen: 1 })), Effect.supervised(supervisor))
+      })
+  )
 
   it.effect("closing the store layer ends its two loops", () =>
     Effect.gen(function* () {
@@ -83,7 +86,8 @@ describe("no leaks", () => {
       yield* settle()
       const alive = (yield* supervisor.value).filter((f) => f.unsafePoll() === null)
       expect(alive).toEqual([])
-    }))
+    })
+  )
 
   it.scoped("more than 512 unsynced watchers all catch up, and compacted ones are answered once and removed", () =>
     Effect.gen(function* () {
@@ -94,7 +98,8 @@ describe("no leaks", () => {
       yield* st.compact(10)
       const ws = yield* store.newWatchStream
       const ids: Array<WatchId> = []
-      for (let i = 0; i < 1200; i++) ids.push(yield* ws.watch({ key: b("p"), end: b("q"), startRev: i % 3 === 0 ? 5 : 12 }))
+      for (let i = 0; i < 1200; i++)
+        ids.push(yield* ws.watch({ key: b("p"), end: b("q"), startRev: i % 3 === 0 ? 5 : 12 }))
       expect(store.unsyncedWatcherCount()).toBe(1200)
       const got: Array<{ watchId: WatchId; compactRevision: number; events: ReadonlyArray<unknown> }> = []
       const taker = yield* Effect.fork(
@@ -119,5 +124,6 @@ describe("no leaks", () => {
       expect(store.watcherCount()).toBe(1200) // compacted ids stay until their client cancels them
       for (const id of compactions) yield* ws.cancel(id)
       expect(store.watcherCount()).toBe(800)
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 })

@@ -190,7 +190,9 @@ export class LeaseModel {
     const expired: Array<ModelLease> = []
     for (const l of this.leases.values()) {
       if (present.has(l.id)) {
-        expect(this.mustBeGone(l, now), `${what}: lease ${l.id} (expiry ${l.expiry}) still granted at ${now}`).toBe(false)
+        expect(this.mustBeGone(l, now), `${what}: lease ${l.id} (expiry ${l.expiry}) still granted at ${now}`).toBe(
+          false
+        )
       } else {
         expect(this.mayBeGone(l, now), `${what}: lease ${l.id} (expiry ${l.expiry}) revoked early at ${now}`).toBe(true)
         expired.push(l)
@@ -201,7 +203,9 @@ export class LeaseModel {
       this.pending.push({ lease: l, cause: "expiry" })
     }
     for (const p of this.pending) {
-      expect(present.has(p.lease.id), `${what}: lease ${p.lease.id} removed by ${p.cause} but still granted`).toBe(false)
+      expect(present.has(p.lease.id), `${what}: lease ${p.lease.id} removed by ${p.cause} but still granted`).toBe(
+        false
+      )
     }
     for (const id of present) expect(this.leases.has(id), `${what}: lease ${id} granted unexpectedly`).toBe(true)
 

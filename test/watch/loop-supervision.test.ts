@@ -19,7 +19,7 @@ const loopDied = <A, E>(exit: Exit.Exit<A, E>) =>
 
 describe("watch loops are supervised", () => {
   it.effect("a defect in a sync round (history unreadable) fails the layer's program", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const broken = { on: false }
       const layer = watchLayer({}, (store) => ({
         ...store,
@@ -31,7 +31,7 @@ describe("watch loops are supervised", () => {
       const exit = yield* Effect.exit(
         failOnFatal(
           Effect.scoped(
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               const ws = yield* (yield* WatchableStore).newWatchStream
               yield* put("k")
               yield* put("k")
@@ -46,17 +46,18 @@ describe("watch loops are supervised", () => {
       const e = loopDied(exit)
       expect(e).toBeInstanceOf(LoopDied)
       expect(e).toMatchObject({ loop: "watch sync loop", message: "watch sync loop died: history unreadable" })
-    }))
+    })
+  )
 
   it.effect("a defect in the victim loop (a sink that throws) fails the Victims layer's program", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const layer = Victims.layer.pipe(
         Layer.provide(WatcherGroups.layer),
         Layer.provide(layerDefault.pipe(Layer.provide(layerMemory)))
       )
       const exit = yield* Effect.exit(
         failOnFatal(
-          Effect.gen(function*() {
+          Effect.gen(function* () {
             const victims = yield* Victims
             const sink = {
               offer: () => {
@@ -68,15 +69,20 @@ describe("watch loops are supervised", () => {
           }).pipe(Effect.provide(layer))
         )
       )
-      expect(loopDied(exit)).toMatchObject({ _tag: "LoopDied", loop: "watch victim loop", message: "watch victim loop died: sink broken" })
-    }))
+      expect(loopDied(exit)).toMatchObject({
+        _tag: "LoopDied",
+        loop: "watch victim loop",
+        message: "watch victim loop died: sink broken"
+      })
+    })
+  )
 
   it.effect("without a failure, the program's own result stands and closing the scope is no death", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const exit = yield* Effect.exit(
         failOnFatal(
           Effect.scoped(
-            Effect.gen(function*() {
+            Effect.gen(function* () {
               const ws = yield* (yield* WatchableStore).newWatchStream
               yield* ws.watch({ key: b("k") })
               yield* put("k")
@@ -86,5 +92,6 @@ describe("watch loops are supervised", () => {
         )
       )
       expect(exit).toEqual(Exit.succeed(0))
-    }))
+    })
+  )
 })

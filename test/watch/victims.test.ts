@@ -19,7 +19,14 @@ const layer = Victims.layerWith({ retryPeriod: "10 millis" }).pipe(
 
 const put = (key: string, rev: number): Event => ({
   type: EventType.PUT,
-  kv: { key: Buffer.from(key, "latin1"), createRevision: rev, modRevision: rev, version: 1, value: new Uint8Array(), lease: 0n }
+  kv: {
+    key: Buffer.from(key, "latin1"),
+    createRevision: rev,
+    modRevision: rev,
+    version: 1,
+    value: new Uint8Array(),
+    lease: 0n
+  }
 })
 
 /** A channel stand-in that refuses while `open` is false. */
@@ -31,7 +38,7 @@ const gate = () => {
 
 /** Gives forked fibers turns until `cond` holds (bounded: fails the test rather than hang). */
 const until = (cond: () => boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 1000 && !cond(); i++) yield* Effect.yieldNow()
     expect(cond()).toBe(true)
   })
@@ -40,36 +47,39 @@ const until = (cond: () => boolean) =>
 const turns = (n = 50) => Effect.repeatN(Effect.yieldNow(), n)
 
 describe("Victims on its own layer", () => {
-  it.scoped("a refused batch is retried every retry period on the TestClock, then the watcher rejoins the synced group", () =>
-    Effect.gen(function*() {
-      const victims = yield* Victims
-      const { synced, unsynced } = yield* WatcherGroups
-      const sink = gate()
-      // the store is at revision 1; the watcher has seen up to revision 2 in this batch
-      const w = new Watcher("k", undefined, 0, 3, 7, 0, false, sink)
-      victims.add(w, EventBatch.of([put("k", 2)]))
-      expect(w.state).toBe("victim")
-      expect(victims.size()).toBe(1)
-      expect(victims.heldEvents()).toBe(1)
-      yield* turns() // the loop woke, retried once (refused) and sleeps for the period
-      sink.open = true
-      yield* turns()
-      expect(sink.got).toEqual([]) // no retry before the period is over
-      yield* TestClock.adjust("9 millis")
-      yield* turns()
-      expect(sink.got).toEqual([])
-      yield* TestClock.adjust("1 millis")
-      yield* until(() => sink.got.length === 1)
-      expect(sink.got[0]).toMatchObject({ watchId: 7, revision: 2, compactRevision: 0 })
-      expect(sink.got[0]!.events.map((e) => e.kv.modRevision)).toEqual([2])
-      expect(victims.size()).toBe(0)
-      expect(w.state).toBe("synced")
-      expect(synced.has(w)).toBe(true)
-      expect(unsynced.size).toBe(0)
-    }).pipe(Effect.provide(layer)))
+  it.scoped(
+    "a refused batch is retried every retry period on the TestClock, then the watcher rejoins the synced group",
+    () =>
+      Effect.gen(function* () {
+        const victims = yield* Victims
+        const { synced, unsynced } = yield* WatcherGroups
+        const sink = gate()
+        // the store is at revision 1; the watcher has seen up to revision 2 in this batch
+        const w = new Watcher("k", undefined, 0, 3, 7, 0, false, sink)
+        victims.add(w, EventBatch.of([put("k", 2)]))
+        expect(w.state).toBe("victim")
+        expect(victims.size()).toBe(1)
+        expect(victims.heldEvents()).toBe(1)
+        yield* turns() // the loop woke, retried once (refused) and sleeps for the period
+        sink.open = true
+        yield* turns()
+        expect(sink.got).toEqual([]) // no retry before the period is over
+        yield* TestClock.adjust("9 millis")
+        yield* turns()
+        expect(sink.got).toEqual([])
+        yield* TestClock.adjust("1 millis")
+        yield* until(() => sink.got.length === 1)
+        expect(sink.got[0]).toMatchObject({ watchId: 7, revision: 2, compactRevision: 0 })
+        expect(sink.got[0]!.events.map((e) => e.kv.modRevision)).toEqual([2])
+        expect(victims.size()).toBe(0)
+        expect(w.state).toBe("synced")
+        expect(synced.has(w)).toBe(true)
+        expect(unsynced.size).toBe(0)
+      }).pipe(Effect.provide(layer))
+  )
 
   it.scoped("an idle loop waits for add: a batch the channel takes is delivered without the clock moving", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const victims = yield* Victims
       const { unsynced } = yield* WatcherGroups
       yield* turns() // the loop found no victims and waits for a signal
@@ -84,10 +94,11 @@ describe("Victims on its own layer", () => {
       expect(w.state).toBe("unsynced")
       expect(unsynced.has(w)).toBe(true)
       expect(w.minRev).toBe(1)
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 
   it.scoped("moveVictims is one pass now; a deleted victim is never retried", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const victims = yield* Victims
       const { synced } = yield* WatcherGroups
       const a = gate()
@@ -105,5 +116,6 @@ describe("Victims on its own layer", () => {
       expect(synced.has(wa)).toBe(true)
       expect(synced.has(wb)).toBe(false)
       expect(victims.moveVictims()).toBe(0)
-    }).pipe(Effect.provide(layer)))
+    }).pipe(Effect.provide(layer))
+  )
 })

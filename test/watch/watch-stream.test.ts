@@ -28,7 +28,8 @@ describe("watchStream ids and errors", () => {
       expect(yield* ws.watch({ key: b("foo") })).toBe(3)
       expect(yield* ws.watch({ id: -7, key: b("foo") })).toBe(-7)
       expect([...ws.ids()].sort((x, y) => Number(x) - Number(y))).toEqual([-7, 0, 1, 3])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("empty range, closed stream and unknown cancel give etcd's exact errors", () =>
     Effect.gen(function* () {
@@ -53,7 +54,8 @@ describe("watchStream ids and errors", () => {
       // takeAll on a closed stream returns done at once
       const [, done] = yield* ws.takeAll
       expect(done).toBe(true)
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 })
 
 describe("synced path", () => {
@@ -74,7 +76,8 @@ describe("synced path", () => {
       ])
       // DELETE kvs are tombstone-shaped
       expect(got[1]!.events[0]!.kv.createRevision).toBe(0)
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("a multi-key txn reaches a prefix watcher as one response holding the whole revision, in op order", () =>
     Effect.gen(function* () {
@@ -96,7 +99,8 @@ describe("synced path", () => {
         [0, 2, ["k3", "k1", "k2"]],
         [1, 2, ["k2"]]
       ])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("future start revision: events from it only (TestWatchFutureRev), no progress until reached", () =>
     Effect.gen(function* () {
@@ -113,7 +117,8 @@ describe("synced path", () => {
         [5, [5]],
         [5, []]
       ])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("filters NOPUT and NODELETE drop events without affecting later delivery", () =>
     Effect.gen(function* () {
@@ -129,7 +134,8 @@ describe("synced path", () => {
         [0, EventType.DELETE, 3],
         [1, EventType.PUT, 4]
       ])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("attachPrevKv gives non-create events the key's value at rev-1", () =>
     Effect.gen(function* () {
@@ -146,7 +152,8 @@ describe("synced path", () => {
         "one",
         "two"
       ])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 })
 
 describe("unsynced path and victims (TestClock)", () => {
@@ -169,21 +176,29 @@ describe("unsynced path and victims (TestClock)", () => {
       expect(store.slowWatcherCount()).toBe(0)
       yield* put("a")
       expect(revs(yield* drain(ws))).toEqual([[7]])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
-  it.scoped("catch-up batches hold watchBatchMaxRevs revisions each (TestWatchBatchUnsynced), all stamped with the store revision", () =>
-    Effect.gen(function* () {
-      const store = yield* WatchableStore
-      for (let i = 0; i < 10; i++) yield* put("a") // revs 2..11
-      const ws = yield* store.newWatchStream
-      yield* ws.watch({ key: b("a"), startRev: 2 })
-      yield* TestClock.adjust("100 millis")
-      yield* settle(10)
-      const got = yield* drain(ws)
-      expect(revs(got)).toEqual([[2, 3, 4, 5], [6, 7, 8, 9], [10, 11]])
-      expect(got.map((r) => r.revision)).toEqual([11, 11, 11])
-      expect(yield* ws.requestProgressAll).toBe(true)
-    }).pipe(Effect.provide(watchLayer({ watchBatchMaxRevs: 4, historyChunkRevs: 3 }))))
+  it.scoped(
+    "catch-up batches hold watchBatchMaxRevs revisions each (TestWatchBatchUnsynced), all stamped with the store revision",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* WatchableStore
+        for (let i = 0; i < 10; i++) yield* put("a") // revs 2..11
+        const ws = yield* store.newWatchStream
+        yield* ws.watch({ key: b("a"), startRev: 2 })
+        yield* TestClock.adjust("100 millis")
+        yield* settle(10)
+        const got = yield* drain(ws)
+        expect(revs(got)).toEqual([
+          [2, 3, 4, 5],
+          [6, 7, 8, 9],
+          [10, 11]
+        ])
+        expect(got.map((r) => r.revision)).toEqual([11, 11, 11])
+        expect(yield* ws.requestProgressAll).toBe(true)
+      }).pipe(Effect.provide(watchLayer({ watchBatchMaxRevs: 4, historyChunkRevs: 3 })))
+  )
 
   it.scoped("compaction past a watcher's start: {compactRevision, revision 0}, then it is removed but cancelable", () =>
     Effect.gen(function* () {
@@ -207,7 +222,8 @@ describe("unsynced path and victims (TestClock)", () => {
       expect(yield* drain(ws)).toEqual([]) // no duplicate compaction responses
       yield* ws.cancel(id)
       expect(store.watcherCount()).toBe(1)
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("a full channel makes watchers victims; they deliver in order once drained (TestWatchVictims)", () =>
     Effect.gen(function* () {
@@ -234,7 +250,8 @@ describe("unsynced path and victims (TestClock)", () => {
       expect(store.slowWatcherCount()).toBe(0)
       expect(store.pendingEventsCount()).toBe(0)
       expect(store.eventsTotal()).toBe(12)
-    }).pipe(Effect.provide(watchLayer({ chanBufLen: 2 }))))
+    }).pipe(Effect.provide(watchLayer({ chanBufLen: 2 })))
+  )
 
   it.scoped("canceling a victim drops its held batch and nothing more arrives for it", () =>
     Effect.gen(function* () {
@@ -251,7 +268,8 @@ describe("unsynced path and victims (TestClock)", () => {
       yield* TestClock.adjust("100 millis")
       yield* settle()
       expect(yield* drain(ws)).toEqual([])
-    }).pipe(Effect.provide(watchLayer({ chanBufLen: 1 }))))
+    }).pipe(Effect.provide(watchLayer({ chanBufLen: 1 })))
+  )
 })
 
 describe("sync round vs. compaction", () => {
@@ -270,24 +288,27 @@ describe("sync round vs. compaction", () => {
     }
   })
 
-  it.scoped("a physical compaction landing between history chunks ends the round's reads there: no gap, then the compaction response", () =>
-    Effect.gen(function* () {
-      fired = false
-      const store = yield* WatchableStore
-      for (let i = 0; i < 49; i++) yield* put("a", String(i)) // revs 2..50
-      const ws = yield* store.newWatchStream
-      const id = yield* ws.watch({ key: b("a"), startRev: 2 })
-      yield* store.syncWatchers // one revision per chunk, an I/O turn between chunks
-      expect(fired).toBe(true)
-      yield* store.syncWatchers
-      const got = yield* drain(ws)
-      const events = got.filter((r) => r.compactRevision === 0).flatMap((r) => r.events.map((e) => e.kv.modRevision))
-      // revisions 2..3 were read before the compaction; 4..39 are gone: no jump to 40
-      expect(events).toEqual([2, 3])
-      expect(got.filter((r) => r.compactRevision !== 0)).toEqual([
-        { watchId: id, events: [], revision: 0, compactRevision: 40 }
-      ])
-    }).pipe(Effect.provide(watchLayer({ historyChunkRevs: 1 }, compactMidRound))))
+  it.scoped(
+    "a physical compaction landing between history chunks ends the round's reads there: no gap, then the compaction response",
+    () =>
+      Effect.gen(function* () {
+        fired = false
+        const store = yield* WatchableStore
+        for (let i = 0; i < 49; i++) yield* put("a", String(i)) // revs 2..50
+        const ws = yield* store.newWatchStream
+        const id = yield* ws.watch({ key: b("a"), startRev: 2 })
+        yield* store.syncWatchers // one revision per chunk, an I/O turn between chunks
+        expect(fired).toBe(true)
+        yield* store.syncWatchers
+        const got = yield* drain(ws)
+        const events = got.filter((r) => r.compactRevision === 0).flatMap((r) => r.events.map((e) => e.kv.modRevision))
+        // revisions 2..3 were read before the compaction; 4..39 are gone: no jump to 40
+        expect(events).toEqual([2, 3])
+        expect(got.filter((r) => r.compactRevision !== 0)).toEqual([
+          { watchId: id, events: [], revision: 0, compactRevision: 40 }
+        ])
+      }).pipe(Effect.provide(watchLayer({ historyChunkRevs: 1 }, compactMidRound)))
+  )
 })
 
 describe("progress", () => {
@@ -307,7 +328,8 @@ describe("progress", () => {
       for (const id of ids) yield* ws.requestProgress(id)
       const got = yield* drain(ws)
       expect(got).toEqual([0, 1, 2].map((i) => ({ watchId: ids[i], events: [], revision: 4, compactRevision: 0 })))
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 
   it.scoped("RequestProgressAll sends one watch_id -1 response only when every watcher is synced", () =>
     Effect.gen(function* () {
@@ -325,7 +347,8 @@ describe("progress", () => {
       yield* drain(ws)
       expect(yield* ws.requestProgressAll).toBe(true)
       expect(yield* drain(ws)).toEqual([{ watchId: -1, events: [], revision: 2, compactRevision: 0 }])
-    }).pipe(Effect.provide(watchLayer())))
+    }).pipe(Effect.provide(watchLayer()))
+  )
 })
 
 describe("loops", () => {
@@ -341,21 +364,25 @@ describe("loops", () => {
       const got = yield* drain(ws)
       expect(got.length).toBe(7)
       expect(new Set(got.map((r) => r.watchId)).size).toBe(7)
-    }).pipe(Effect.provide(watchLayer({ maxWatchersPerSync: 2 }))))
+    }).pipe(Effect.provide(watchLayer({ maxWatchersPerSync: 2 })))
+  )
 
-  it.scoped("with etcd's pacing (immediateResync false) a round that made progress is followed sooner than 100 ms", () =>
-    Effect.gen(function* () {
-      const store = yield* WatchableStore
-      yield* settle()
-      yield* put("a")
-      const ws = yield* store.newWatchStream
-      for (let i = 0; i < 6; i++) yield* ws.watch({ key: b("a"), startRev: 2 })
-      yield* TestClock.adjust("100 millis")
-      // rounds of 2: the later ones wait the time the previous took (zero on the TestClock)
-      yield* settle(10)
-      expect(store.unsyncedWatcherCount()).toBe(0)
-      expect((yield* drain(ws)).length).toBe(6)
-    }).pipe(Effect.provide(watchLayer({ maxWatchersPerSync: 2, immediateResync: false }))))
+  it.scoped(
+    "with etcd's pacing (immediateResync false) a round that made progress is followed sooner than 100 ms",
+    () =>
+      Effect.gen(function* () {
+        const store = yield* WatchableStore
+        yield* settle()
+        yield* put("a")
+        const ws = yield* store.newWatchStream
+        for (let i = 0; i < 6; i++) yield* ws.watch({ key: b("a"), startRev: 2 })
+        yield* TestClock.adjust("100 millis")
+        // rounds of 2: the later ones wait the time the previous took (zero on the TestClock)
+        yield* settle(10)
+        expect(store.unsyncedWatcherCount()).toBe(0)
+        expect((yield* drain(ws)).length).toBe(6)
+      }).pipe(Effect.provide(watchLayer({ maxWatchersPerSync: 2, immediateResync: false })))
+  )
 
   it.scoped("a round without progress (compaction response blocked by a full channel) retries after 100 ms", () =>
     Effect.gen(function* () {
@@ -378,7 +405,8 @@ describe("loops", () => {
       yield* TestClock.adjust("1 millis")
       yield* settle()
       expect(yield* drain(ws)).toEqual([{ watchId: behind, events: [], revision: 0, compactRevision: 3 }])
-    }).pipe(Effect.provide(watchLayer({ chanBufLen: 1 }))))
+    }).pipe(Effect.provide(watchLayer({ chanBufLen: 1 })))
+  )
 
   it.effect("closing the store layer interrupts its loops, drops the listener and closes open streams", () =>
     Effect.gen(function* () {
@@ -395,5 +423,6 @@ describe("loops", () => {
       const [, done] = yield* Fiber.join(result.taker)
       expect(done).toBe(true)
       expect(yield* errorOf(result.ws.watch({ key: b("a") }))).toBeDefined()
-    }))
+    })
+  )
 })

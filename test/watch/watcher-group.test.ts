@@ -17,11 +17,25 @@ const watcher = (key: string, end: string | undefined, minRev = 1, s = sink(), f
 
 const put = (key: string, rev: number): Event => ({
   type: EventType.PUT,
-  kv: { key: Buffer.from(key, "latin1"), createRevision: rev, modRevision: rev, version: 1, value: new Uint8Array(), lease: 0n }
+  kv: {
+    key: Buffer.from(key, "latin1"),
+    createRevision: rev,
+    modRevision: rev,
+    version: 1,
+    value: new Uint8Array(),
+    lease: 0n
+  }
 })
 const del = (key: string, rev: number): Event => ({
   type: EventType.DELETE,
-  kv: { key: Buffer.from(key, "latin1"), createRevision: 0, modRevision: rev, version: 0, value: new Uint8Array(), lease: 0n }
+  kv: {
+    key: Buffer.from(key, "latin1"),
+    createRevision: 0,
+    modRevision: rev,
+    version: 0,
+    value: new Uint8Array(),
+    lease: 0n
+  }
 })
 const keyOf = (e: Event) => Buffer.from(e.kv.key).toString("latin1")
 

@@ -13,7 +13,7 @@ const sink = { offer: (_: WatchResponse) => true }
 
 describe("WatcherGroups on its own layer", () => {
   it.effect("two distinct groups, empty and new for each build of the layer", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const first = yield* Effect.provide(WatcherGroups, WatcherGroups.layer)
       const second = yield* Effect.provide(WatcherGroups, WatcherGroups.layer)
       expect(first.synced).not.toBe(first.unsynced)
@@ -24,10 +24,11 @@ describe("WatcherGroups on its own layer", () => {
       expect(seen).toEqual([w])
       expect(first.unsynced.size).toBe(0)
       expect(second.synced.size).toBe(0)
-    }))
+    })
+  )
 
   it.scoped("a watchable store built over provided groups files its watchers there", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { synced, unsynced } = yield* WatcherGroups
       const ws = yield* (yield* WatchableStore).newWatchStream
       yield* put("k")
@@ -44,5 +45,6 @@ describe("WatcherGroups on its own layer", () => {
           Layer.provideMerge(layerDefault.pipe(Layer.provide(layerMemory)))
         )
       )
-    ))
+    )
+  )
 })

@@ -80,7 +80,12 @@ export class H2Connection implements FrameSink {
    * Connects; `onReady` runs once: without an argument after the server's first SETTINGS, with a
    * reason when the connection failed first. The caller bounds the wait.
    */
-  constructor(host: string, port: number, readonly authority: string, private readonly onReady: (error?: string) => void) {
+  constructor(
+    host: string,
+    port: number,
+    readonly authority: string,
+    private readonly onReady: (error?: string) => void
+  ) {
     this.socket = net.connect({
       host,
       port,
@@ -368,7 +373,8 @@ export class H2Connection implements FrameSink {
       }
       case FrameType.SETTINGS:
         if ((flags & Flag.ACK) !== 0) return
-        for (let at = start; at + 6 <= end; at += 6) this.setting((buf[at]! << 8) | buf[at + 1]!, readUint32(buf, at + 2))
+        for (let at = start; at + 6 <= end; at += 6)
+          this.setting((buf[at]! << 8) | buf[at + 1]!, readUint32(buf, at + 2))
         this.settings([], true)
         if (!this.ready) {
           this.ready = true

@@ -10,19 +10,67 @@
 import { huffmanDecode } from "./huffman.js"
 
 const STATIC_TABLE: ReadonlyArray<readonly [string, string]> = [
-  [":authority", ""], [":method", "GET"], [":method", "POST"], [":path", "/"], [":path", "/index.html"],
-  [":scheme", "http"], [":scheme", "https"], [":status", "200"], [":status", "204"], [":status", "206"],
-  [":status", "304"], [":status", "400"], [":status", "404"], [":status", "500"], ["accept-charset", ""],
-  ["accept-encoding", "gzip, deflate"], ["accept-language", ""], ["accept-ranges", ""], ["accept", ""],
-  ["access-control-allow-origin", ""], ["age", ""], ["allow", ""], ["authorization", ""], ["cache-control", ""],
-  ["content-disposition", ""], ["content-encoding", ""], ["content-language", ""], ["content-length", ""],
-  ["content-location", ""], ["content-range", ""], ["content-type", ""], ["cookie", ""], ["date", ""],
-  ["etag", ""], ["expect", ""], ["expires", ""], ["from", ""], ["host", ""], ["if-match", ""],
-  ["if-modified-since", ""], ["if-none-match", ""], ["if-range", ""], ["if-unmodified-since", ""],
-  ["last-modified", ""], ["link", ""], ["location", ""], ["max-forwards", ""], ["proxy-authenticate", ""],
-  ["proxy-authorization", ""], ["range", ""], ["referer", ""], ["refresh", ""], ["retry-after", ""],
-  ["server", ""], ["set-cookie", ""], ["strict-transport-security", ""], ["transfer-encoding", ""],
-  ["user-agent", ""], ["vary", ""], ["via", ""], ["www-authenticate", ""]
+  [":authority", ""],
+  [":method", "GET"],
+  [":method", "POST"],
+  [":path", "/"],
+  [":path", "/index.html"],
+  [":scheme", "http"],
+  [":scheme", "https"],
+  [":status", "200"],
+  [":status", "204"],
+  [":status", "206"],
+  [":status", "304"],
+  [":status", "400"],
+  [":status", "404"],
+  [":status", "500"],
+  ["accept-charset", ""],
+  ["accept-encoding", "gzip, deflate"],
+  ["accept-language", ""],
+  ["accept-ranges", ""],
+  ["accept", ""],
+  ["access-control-allow-origin", ""],
+  ["age", ""],
+  ["allow", ""],
+  ["authorization", ""],
+  ["cache-control", ""],
+  ["content-disposition", ""],
+  ["content-encoding", ""],
+  ["content-language", ""],
+  ["content-length", ""],
+  ["content-location", ""],
+  ["content-range", ""],
+  ["content-type", ""],
+  ["cookie", ""],
+  ["date", ""],
+  ["etag", ""],
+  ["expect", ""],
+  ["expires", ""],
+  ["from", ""],
+  ["host", ""],
+  ["if-match", ""],
+  ["if-modified-since", ""],
+  ["if-none-match", ""],
+  ["if-range", ""],
+  ["if-unmodified-since", ""],
+  ["last-modified", ""],
+  ["link", ""],
+  ["location", ""],
+  ["max-forwards", ""],
+  ["proxy-authenticate", ""],
+  ["proxy-authorization", ""],
+  ["range", ""],
+  ["referer", ""],
+  ["refresh", ""],
+  ["retry-after", ""],
+  ["server", ""],
+  ["set-cookie", ""],
+  ["strict-transport-security", ""],
+  ["transfer-encoding", ""],
+  ["user-agent", ""],
+  ["vary", ""],
+  ["via", ""],
+  ["www-authenticate", ""]
 ]
 
 /** The header table size both sides start with (SETTINGS_HEADER_TABLE_SIZE default; we keep it). */
@@ -45,22 +93,26 @@ export class HpackDecoder {
     let fieldsSeen = false
     while (this.pos < end) {
       const b = buf[this.pos]!
-      if (b >= 0x80) { // indexed field
+      if (b >= 0x80) {
+        // indexed field
         const [name, value] = this.entry(this.integer(buf, end, 7))
         out.push(name, value)
         fieldsSeen = true
-      } else if (b >= 0x40) { // literal with incremental indexing
+      } else if (b >= 0x40) {
+        // literal with incremental indexing
         const field = this.literal(buf, end, 6)
         out.push(field[0], field[1])
         this.add(field)
         fieldsSeen = true
-      } else if (b >= 0x20) { // dynamic table size update: only before the first field
+      } else if (b >= 0x20) {
+        // dynamic table size update: only before the first field
         if (fieldsSeen) throw new RangeError("HPACK: table size update after a field")
         const size = this.integer(buf, end, 5)
         if (size > HEADER_TABLE_SIZE) throw new RangeError("HPACK: table size update above our setting")
         this.maxSize = size
         this.evict(0)
-      } else { // literal without indexing (0000) or never indexed (0001)
+      } else {
+        // literal without indexing (0000) or never indexed (0001)
         const field = this.literal(buf, end, 4)
         out.push(field[0], field[1])
         fieldsSeen = true
@@ -129,7 +181,9 @@ export class HpackDecoder {
     const stop = start + length
     if (stop > end) throw new RangeError("HPACK: string beyond the block")
     this.pos = stop
-    return huffman ? huffmanDecode(buf, start, stop) : Buffer.from(buf.buffer, buf.byteOffset + start, length).toString("latin1")
+    return huffman
+      ? huffmanDecode(buf, start, stop)
+      : Buffer.from(buf.buffer, buf.byteOffset + start, length).toString("latin1")
   }
 }
 

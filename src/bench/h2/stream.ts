@@ -25,5 +25,8 @@ export class H2Stream {
   pendingOffset = 0
   endPending = false
 
-  constructor(readonly path: string, readonly handler: H2StreamHandler) {}
+  constructor(
+    readonly path: string,
+    readonly handler: H2StreamHandler
+  ) {}
 }

@@ -15,16 +15,23 @@ import { Tally } from "../result.js"
 import { type Scenario, timedClosedLoop } from "../scenario.js"
 
 export const put: Scenario = (ctx) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = ctx.settings
     const conns = yield* connections(s.endpoints, s.conns, ctx.breakage, s.stallTimeoutMs)
     const value = randomBytes(s.valSize)
     const tally = new Tally()
     const latency = new LatencyHistogram()
     const frameOf = framesByIndex(s.keySpaceSize, (k) => putFrame(utf8(keyOf(k, s.keySize)), value))
-    const loop = new ClosedLoop(conns, s.clients, s.total, {
-      path: PUT,
-      frame: () => frameOf(Math.floor(Math.random() * s.keySpaceSize))
-    }, tally, latency)
+    const loop = new ClosedLoop(
+      conns,
+      s.clients,
+      s.total,
+      {
+        path: PUT,
+        frame: () => frameOf(Math.floor(Math.random() * s.keySpaceSize))
+      },
+      tally,
+      latency
+    )
     return yield* timedClosedLoop(ctx, { phase: "put", progress: "puts", unit: "puts/s" }, loop, tally, latency)
   })

@@ -15,7 +15,7 @@ import { preload, type Scenario, timedClosedLoop } from "../scenario.js"
 import { rangeKvCount } from "../unary-scan.js"
 
 export const range: Scenario = (ctx) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = ctx.settings
     const conns = yield* connections(s.endpoints, s.conns, ctx.breakage, s.stallTimeoutMs)
     const value = randomBytes(s.valSize)
@@ -23,13 +23,20 @@ export const range: Scenario = (ctx) =>
     const tally = new Tally()
     const latency = new LatencyHistogram()
     const frameOf = framesByIndex(s.keySpaceSize, (k) => rangeFrame(utf8(keyOf(k, s.keySize))))
-    const loop = new ClosedLoop(conns, s.clients, s.total, {
-      path: RANGE,
-      frame: () => frameOf(Math.floor(Math.random() * s.keySpaceSize)),
-      check: (body) => {
-        const kvs = rangeKvCount(body, 0, body.length)
-        return kvs === 1 ? undefined : `range of a loaded key returned ${kvs} kvs`
-      }
-    }, tally, latency)
+    const loop = new ClosedLoop(
+      conns,
+      s.clients,
+      s.total,
+      {
+        path: RANGE,
+        frame: () => frameOf(Math.floor(Math.random() * s.keySpaceSize)),
+        check: (body) => {
+          const kvs = rangeKvCount(body, 0, body.length)
+          return kvs === 1 ? undefined : `range of a loaded key returned ${kvs} kvs`
+        }
+      },
+      tally,
+      latency
+    )
     return yield* timedClosedLoop(ctx, { phase: "range", progress: "ranges", unit: "ranges/s" }, loop, tally, latency)
   })

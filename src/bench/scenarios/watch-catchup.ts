@@ -16,7 +16,7 @@ import { responseRevision } from "../unary-scan.js"
 const PREFIX = "catchup/"
 
 export const watchCatchup: Scenario = (ctx) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = ctx.settings
     const conns = yield* connections(s.endpoints, s.conns, ctx.breakage, s.stallTimeoutMs)
     const value = randomBytes(s.valSize)
@@ -35,7 +35,11 @@ export const watchCatchup: Scenario = (ctx) =>
     const prefix = utf8(PREFIX)
     const create = watchCreateFrame({ key: prefix, rangeEnd: prefixEnd(prefix), startRevision: first })
     const tally = new Tally()
-    const set = yield* watcherSet(ctx, { streams: s.streams, perStream: s.watchersPerStream, create: () => create }, tally)
+    const set = yield* watcherSet(
+      ctx,
+      { streams: s.streams, perStream: s.watchersPerStream, create: () => create },
+      tally
+    )
     const expected = set.total * s.history
     ctx.tracker.track("events", expected, () => set.events)
     const timed = new Timed()
@@ -49,7 +53,8 @@ export const watchCatchup: Scenario = (ctx) =>
       (control) => {
         set.notify = () => {
           if (set.answered < set.total) return
-          if (set.created < set.total) control.fail(`only ${set.created} of ${set.total} watchers were created: ${tally.firstError ?? "?"}`)
+          if (set.created < set.total)
+            control.fail(`only ${set.created} of ${set.total} watchers were created: ${tally.firstError ?? "?"}`)
           else if (set.events >= expected) control.finish(undefined)
         }
         set.open(conns)

@@ -11,7 +11,7 @@ import { rate, Tally, Timed } from "../result.js"
 import { makeResult, type Scenario, watcherSet } from "../scenario.js"
 
 export const watchCreate: Scenario = (ctx) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = ctx.settings
     const conns = yield* connections(s.endpoints, 1, ctx.breakage, s.stallTimeoutMs)
     const frames = Array.from({ length: s.total }, (_, i) => watchCreateFrame({ key: utf8(`watch-create/${i}`) }))

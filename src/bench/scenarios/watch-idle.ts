@@ -18,13 +18,18 @@ export interface IdleWatchers {
 
 /** Creates the idle watchers; they stay until the scope closes. */
 export const idleWatchers = (ctx: RunContext): Effect.Effect<IdleWatchers, BenchError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const s = ctx.settings
     const conns = yield* connections(s.endpoints, s.conns, ctx.breakage, s.stallTimeoutMs)
     const frames = Array.from({ length: s.streams }, (_, stream) =>
-      Array.from({ length: s.watchersPerStream }, (_, n) => watchCreateFrame({ key: utf8(`idle/${stream}/${n}`) })))
+      Array.from({ length: s.watchersPerStream }, (_, n) => watchCreateFrame({ key: utf8(`idle/${stream}/${n}`) }))
+    )
     const tally = new Tally()
-    const set = yield* watcherSet(ctx, { streams: s.streams, perStream: s.watchersPerStream, create: (stream, n) => frames[stream]![n]! }, tally)
+    const set = yield* watcherSet(
+      ctx,
+      { streams: s.streams, perStream: s.watchersPerStream, create: (stream, n) => frames[stream]![n]! },
+      tally
+    )
     const timed = new Timed()
     yield* createWatchers(ctx, set, conns, tally)
     timed.stop()
@@ -41,4 +46,5 @@ export const watchIdle: Scenario = (ctx) =>
       ...idle.tally.fields,
       durationMs: idle.timed.durationMs,
       clientCpuMs: idle.timed.cpuMs
-    }))
+    })
+  )

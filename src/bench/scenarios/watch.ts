@@ -18,4 +18,5 @@ export const watch: Scenario = (ctx) =>
       ...run.tally.fields,
       durationMs: run.timed.durationMs,
       clientCpuMs: run.timed.cpuMs
-    }))
+    })
+  )

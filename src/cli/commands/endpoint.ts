@@ -38,17 +38,24 @@ const statusLine = (endpoint: string, s: StatusResult) =>
   ].join(", ")
 
 const status = Command.make("status", { ...globalOptions }, (o: GlobalOptions) => {
-  const endpoints = o.endpoints.split(",").map((e) => e.trim()).filter((e) => e !== "")
+  const endpoints = o.endpoints
+    .split(",")
+    .map((e) => e.trim())
+    .filter((e) => e !== "")
   const results: Array<{ Endpoint: string; Status: Record<string, unknown> }> = []
   return Effect.forEach(endpoints, (endpoint) =>
     withClient({ ...o, endpoints: endpoint }, (c) =>
       Effect.map(c.maintenance.status(), (s) => {
         if (o.writeOut === "json") results.push({ Endpoint: endpoint, Status: statusJson(s) })
         else write(`${statusLine(endpoint, s)}\n`)
-      }))).pipe(
-    Effect.zipRight(Effect.sync(() => {
-      if (o.writeOut === "json") write(`${json(results)}\n`)
-    }))
+      })
+    )
+  ).pipe(
+    Effect.zipRight(
+      Effect.sync(() => {
+        if (o.writeOut === "json") write(`${json(results)}\n`)
+      })
+    )
   )
 }).pipe(Command.withDescription("Prints out the status of endpoints specified in `--endpoints` flag"))
 

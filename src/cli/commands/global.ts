@@ -31,8 +31,14 @@ const cacert = Options.file("cacert").pipe(
   Options.withDescription("verify certificates of TLS-enabled secure servers using this CA bundle"),
   Options.optional
 )
-const cert = Options.file("cert").pipe(Options.withDescription("identify secure client using this TLS certificate file"), Options.optional)
-const key = Options.file("key").pipe(Options.withDescription("identify secure client using this TLS key file"), Options.optional)
+const cert = Options.file("cert").pipe(
+  Options.withDescription("identify secure client using this TLS certificate file"),
+  Options.optional
+)
+const key = Options.file("key").pipe(
+  Options.withDescription("identify secure client using this TLS key file"),
+  Options.optional
+)
 const insecureSkipTlsVerify = Options.boolean("insecure-skip-tls-verify").pipe(
   Options.withDescription("skip server certificate verification (CAUTION: testing only)")
 )
@@ -43,7 +49,9 @@ const user = Options.text("user").pipe(
   Options.optional
 )
 const password = Options.text("password").pipe(
-  Options.withDescription("password for authentication (if this option is used, --user option shouldn't include password)"),
+  Options.withDescription(
+    "password for authentication (if this option is used, --user option shouldn't include password)"
+  ),
   Options.withFallbackConfig(Config.string("ETCDCTL_PASSWORD")),
   Options.optional
 )
@@ -90,18 +98,30 @@ export const parseDuration = (text: string): Duration.Duration | undefined => {
   if (m === null) return undefined
   const n = Number(m[1])
   const unit = m[2]
-  return unit === "ms" ? Duration.millis(n) : unit === "s" ? Duration.seconds(n) : unit === "m" ? Duration.minutes(n) : Duration.hours(n)
+  return unit === "ms"
+    ? Duration.millis(n)
+    : unit === "s"
+      ? Duration.seconds(n)
+      : unit === "m"
+        ? Duration.minutes(n)
+        : Duration.hours(n)
 }
 
 /** A client config from the global flags; `longRunning` commands (watch, keep-alive) have no call deadline. */
 export const clientOptions = (g: GlobalOptions, longRunning = false): EtcdClientOptions => {
   const pem = (path: Option.Option<string>) => Option.getOrUndefined(Option.map(path, (p) => readFileSync(p)))
-  const tlsWanted = Option.isSome(g.caFile) || Option.isSome(g.certFile) || g.insecureSkipTlsVerify ||
+  const tlsWanted =
+    Option.isSome(g.caFile) ||
+    Option.isSome(g.certFile) ||
+    g.insecureSkipTlsVerify ||
     g.endpoints.split(",").some((e) => e.trim().startsWith("https://"))
   return {
-    endpoints: g.endpoints.split(",").map((e) => e.trim()).filter((e) => e !== ""),
+    endpoints: g.endpoints
+      .split(",")
+      .map((e) => e.trim())
+      .filter((e) => e !== ""),
     dialTimeout: parseDuration(g.dialTimeout) ?? Duration.seconds(2),
-    requestTimeout: longRunning ? undefined : parseDuration(g.commandTimeout) ?? Duration.seconds(5),
+    requestTimeout: longRunning ? undefined : (parseDuration(g.commandTimeout) ?? Duration.seconds(5)),
     tls: tlsWanted
       ? { ca: pem(g.caFile), cert: pem(g.certFile), key: pem(g.keyFile), insecureSkipVerify: g.insecureSkipTlsVerify }
       : undefined,
@@ -132,22 +152,32 @@ export const withClient = <A, E>(
   // loaded on use: `--help` and usage errors never load the client and grpc-js (start-up time)
   Effect.promise(() => import("../../client/index.js")).pipe(
     Effect.flatMap(({ EtcdClient }) =>
-      Effect.flatMap(EtcdClient, body).pipe(Effect.provide(EtcdClient.layer(clientOptions(g, options.longRunning === true))))
+      Effect.flatMap(EtcdClient, body).pipe(
+        Effect.provide(EtcdClient.layer(clientOptions(g, options.longRunning === true)))
+      )
     ),
     Effect.asVoid,
     Effect.catchAll((error) =>
       error instanceof CommandFailed
         ? Effect.sync(() => {
-          process.exitCode = 1
-        })
-        : Console.error(`Error: ${messageOf(error)}`).pipe(Effect.zipRight(Effect.sync(() => {
-          process.exitCode = 1
-        })))
+            process.exitCode = 1
+          })
+        : Console.error(`Error: ${messageOf(error)}`).pipe(
+            Effect.zipRight(
+              Effect.sync(() => {
+                process.exitCode = 1
+              })
+            )
+          )
     )
   )
 
 /** Reports a usage error as etcdctl words it, and exits 1 (no connection is made). */
 export const usage = (message: string): Effect.Effect<void> =>
-  Console.error(`Error: ${message}`).pipe(Effect.zipRight(Effect.sync(() => {
-    process.exitCode = 1
-  })))
+  Console.error(`Error: ${message}`).pipe(
+    Effect.zipRight(
+      Effect.sync(() => {
+        process.exitCode = 1
+      })
+    )
+  )

@@ -29,12 +29,16 @@ export const put = Command.make(
     ...globalOptions,
     key,
     value: Args.text({ name: "value" }),
-    lease: Options.text("lease").pipe(Options.withDescription("lease ID (in hexadecimal) to attach to the key"), Options.withDefault("0")),
+    lease: Options.text("lease").pipe(
+      Options.withDescription("lease ID (in hexadecimal) to attach to the key"),
+      Options.withDefault("0")
+    ),
     prevKv
   },
   (o) => {
     const lease = parseLeaseId(o.lease)
-    if (lease === undefined) return usage(`bad lease ID (strconv.ParseInt: parsing "${o.lease}": invalid syntax), expecting ID in Hex`)
+    if (lease === undefined)
+      return usage(`bad lease ID (strconv.ParseInt: parsing "${o.lease}": invalid syntax), expecting ID in Hex`)
     return withClient(o, (c) =>
       Effect.map(c.kv.put(o.key, o.value, { lease, prevKv: o.prevKv }), (r) => {
         if (o.writeOut === "json") {
@@ -43,7 +47,8 @@ export const put = Command.make(
           write("OK\n")
           if (r.prevKv !== undefined) write(kvLines(r.prevKv))
         }
-      }))
+      })
+    )
   }
 ).pipe(Command.withDescription("Puts the given key into the store"))
 
@@ -60,7 +65,7 @@ export const get = Command.make(
     keysOnly: Options.boolean("keys-only").pipe(Options.withDescription("get only the keys")),
     countOnly: Options.boolean("count-only").pipe(Options.withDescription("get only the count")),
     printValueOnly: Options.boolean("print-value-only").pipe(
-      Options.withDescription("only write values when using the \"simple\" output format")
+      Options.withDescription('only write values when using the "simple" output format')
     )
   },
   (o) => {
@@ -80,34 +85,30 @@ export const get = Command.make(
           if (o.countOnly) return write(`${res.count}\n`)
           let out = ""
           for (const kv of res.kvs) {
-            out += o.printValueOnly
-              ? `${Buffer.from(kv.value).toString()}\n`
-              : kvLines(kv, { keysOnly: o.keysOnly })
+            out += o.printValueOnly ? `${Buffer.from(kv.value).toString()}\n` : kvLines(kv, { keysOnly: o.keysOnly })
           }
           write(out)
         }
-      ))
+      )
+    )
   }
 ).pipe(Command.withDescription("Gets the key or a range of keys"))
 
-export const del = Command.make(
-  "del",
-  { ...globalOptions, key, rangeEnd, prefix, fromKey, prevKv },
-  (o) => {
-    const r = range(o.prefix, o.fromKey, o.rangeEnd)
-    if (typeof r === "string") return usage(r)
-    return withClient(o, (c) =>
-      Effect.map(c.kv.delete(o.key, { ...r, prevKv: o.prevKv }), (res) => {
-        if (o.writeOut === "json") {
-          const body: Record<string, unknown> = { header: headerJson(res.header) }
-          if (res.deleted !== 0n) body["deleted"] = res.deleted
-          if (res.prevKvs.length > 0) body["prev_kvs"] = res.prevKvs.map(kvJson)
-          return write(`${json(body)}\n`)
-        }
-        write(`${res.deleted}\n${res.prevKvs.map((kv) => kvLines(kv)).join("")}`)
-      }))
-  }
-).pipe(Command.withDescription("Removes the specified key or range of keys [key, range_end)"))
+export const del = Command.make("del", { ...globalOptions, key, rangeEnd, prefix, fromKey, prevKv }, (o) => {
+  const r = range(o.prefix, o.fromKey, o.rangeEnd)
+  if (typeof r === "string") return usage(r)
+  return withClient(o, (c) =>
+    Effect.map(c.kv.delete(o.key, { ...r, prevKv: o.prevKv }), (res) => {
+      if (o.writeOut === "json") {
+        const body: Record<string, unknown> = { header: headerJson(res.header) }
+        if (res.deleted !== 0n) body["deleted"] = res.deleted
+        if (res.prevKvs.length > 0) body["prev_kvs"] = res.prevKvs.map(kvJson)
+        return write(`${json(body)}\n`)
+      }
+      write(`${res.deleted}\n${res.prevKvs.map((kv) => kvLines(kv)).join("")}`)
+    })
+  )
+}).pipe(Command.withDescription("Removes the specified key or range of keys [key, range_end)"))
 
 export const compaction = Command.make(
   "compaction",
@@ -122,7 +123,8 @@ export const compaction = Command.make(
     if (!/^-?\d+$/.test(o.revision)) return usage(`strconv.ParseInt: parsing "${o.revision}": invalid syntax`)
     const rev = BigInt(o.revision)
     // etcdctl prints the simple line whatever -w says.
-    return withClient(o, (c) => Effect.map(c.kv.compact(rev, { physical: o.physical }), () => write(`compacted revision ${rev}\n`)))
+    return withClient(o, (c) =>
+      Effect.map(c.kv.compact(rev, { physical: o.physical }), () => write(`compacted revision ${rev}\n`))
+    )
   }
 ).pipe(Command.withDescription("Compacts the event history in etcd"))
-

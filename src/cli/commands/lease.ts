@@ -8,24 +8,23 @@ import { globalOptions, usage, withClient } from "./global.js"
 import { headerJson, json, leaseId, parseLeaseId, write } from "./output.js"
 
 const id = Args.text({ name: "leaseID" })
-const badId = (text: string) => usage(`bad lease ID arg (strconv.ParseInt: parsing "${text}": invalid syntax), expecting ID in Hex`)
+const badId = (text: string) =>
+  usage(`bad lease ID arg (strconv.ParseInt: parsing "${text}": invalid syntax), expecting ID in Hex`)
 /** etcdctl's lease JSON embeds the header: its fields come first, flat. */
 const flatHeader = (h: ResponseHeader) => headerJson(h)
 
-const grant = Command.make(
-  "grant",
-  { ...globalOptions, ttl: Args.text({ name: "ttl" }) },
-  (o) => {
-    if (!/^\d+$/.test(o.ttl)) return usage(`bad TTL (strconv.ParseInt: parsing "${o.ttl}": invalid syntax)`)
-    return withClient(o, (c) =>
-      Effect.map(c.lease.grant(BigInt(o.ttl)), (r) =>
-        write(
-          o.writeOut === "json"
-            ? `${json({ ...flatHeader(r.header), ID: r.id, TTL: r.ttl, Error: "" })}\n`
-            : `lease ${leaseId(r.id)} granted with TTL(${r.ttl}s)\n`
-        )))
-  }
-).pipe(Command.withDescription("Creates leases"))
+const grant = Command.make("grant", { ...globalOptions, ttl: Args.text({ name: "ttl" }) }, (o) => {
+  if (!/^\d+$/.test(o.ttl)) return usage(`bad TTL (strconv.ParseInt: parsing "${o.ttl}": invalid syntax)`)
+  return withClient(o, (c) =>
+    Effect.map(c.lease.grant(BigInt(o.ttl)), (r) =>
+      write(
+        o.writeOut === "json"
+          ? `${json({ ...flatHeader(r.header), ID: r.id, TTL: r.ttl, Error: "" })}\n`
+          : `lease ${leaseId(r.id)} granted with TTL(${r.ttl}s)\n`
+      )
+    )
+  )
+}).pipe(Command.withDescription("Creates leases"))
 
 const revoke = Command.make("revoke", { ...globalOptions, id }, (o) => {
   const lease = parseLeaseId(o.id)
@@ -34,14 +33,21 @@ const revoke = Command.make("revoke", { ...globalOptions, id }, (o) => {
     c.lease.revoke(lease).pipe(
       Effect.mapError((e) => new Error(`failed to revoke lease (${e.message})`)),
       Effect.map((r) =>
-        write(o.writeOut === "json" ? `${json({ header: headerJson(r.header) })}\n` : `lease ${leaseId(lease)} revoked\n`)
+        write(
+          o.writeOut === "json" ? `${json({ header: headerJson(r.header) })}\n` : `lease ${leaseId(lease)} revoked\n`
+        )
       )
-    ))
+    )
+  )
 }).pipe(Command.withDescription("Revokes leases"))
 
 const timetolive = Command.make(
   "timetolive",
-  { ...globalOptions, id, keys: Options.boolean("keys").pipe(Options.withDescription("Get keys attached to this lease")) },
+  {
+    ...globalOptions,
+    id,
+    keys: Options.boolean("keys").pipe(Options.withDescription("Get keys attached to this lease"))
+  },
   (o) => {
     const lease = parseLeaseId(o.id)
     if (lease === undefined) return badId(o.id)
@@ -49,27 +55,32 @@ const timetolive = Command.make(
       Effect.map(c.lease.timeToLive(lease, { keys: o.keys }), (r) => {
         if (o.writeOut === "json") {
           return write(
-            `${
-              json({
-                ...flatHeader(r.header),
-                id: r.id,
-                ttl: r.ttl,
-                "granted-ttl": r.grantedTtl,
-                keys: r.keys.length === 0 ? null : r.keys.map((k) => Buffer.from(k).toString("base64"))
-              })
-            }\n`
+            `${json({
+              ...flatHeader(r.header),
+              id: r.id,
+              ttl: r.ttl,
+              "granted-ttl": r.grantedTtl,
+              keys: r.keys.length === 0 ? null : r.keys.map((k) => Buffer.from(k).toString("base64"))
+            })}\n`
           )
         }
         if (r.ttl === -1n) return write(`lease ${leaseId(lease)} already expired\n`)
         const keys = o.keys ? `, attached keys([${r.keys.map((k) => Buffer.from(k).toString()).join(" ")}])` : ""
         write(`lease ${leaseId(lease)} granted with TTL(${r.grantedTtl}s), remaining(${r.ttl}s)${keys}\n`)
-      }))
+      })
+    )
   }
 ).pipe(Command.withDescription("Get lease information"))
 
 const keepAlive = Command.make(
   "keep-alive",
-  { ...globalOptions, id, once: Options.boolean("once").pipe(Options.withDescription("Resets the keep-alive time to its original value and exits immediately")) },
+  {
+    ...globalOptions,
+    id,
+    once: Options.boolean("once").pipe(
+      Options.withDescription("Resets the keep-alive time to its original value and exits immediately")
+    )
+  },
   (o) => {
     const lease = parseLeaseId(o.id)
     if (lease === undefined) return badId(o.id)
@@ -84,7 +95,8 @@ const keepAlive = Command.make(
         c.lease.keepAliveOnce(lease).pipe(
           Effect.mapError((e) => (e._tag === "LeaseLost" ? new Error("etcdserver: requested lease not found") : e)),
           Effect.map(print)
-        ))
+        )
+      )
     }
     // Renews until interrupted; a lost lease ends it as etcdctl does.
     return withClient(
@@ -106,7 +118,10 @@ const list = Command.make("list", { ...globalOptions }, (o) =>
         o.writeOut === "json"
           ? `${json({ ...flatHeader(r.header), leases: r.ids.map((id) => ({ id })) })}\n`
           : `found ${r.ids.length} leases\n${r.ids.map((id) => `${leaseId(id)}\n`).join("")}`
-      )))).pipe(Command.withDescription("List all active leases"))
+      )
+    )
+  )
+).pipe(Command.withDescription("List all active leases"))
 
 export const lease = Command.make("lease").pipe(
   Command.withDescription("Lease related commands"),

@@ -29,7 +29,12 @@ const omitEmpty = (entries: ReadonlyArray<readonly [string, unknown]>): Record<s
 }
 
 export const headerJson = (h: ResponseHeader) =>
-  omitEmpty([["cluster_id", h.clusterId], ["member_id", h.memberId], ["revision", h.revision], ["raft_term", h.raftTerm]])
+  omitEmpty([
+    ["cluster_id", h.clusterId],
+    ["member_id", h.memberId],
+    ["revision", h.revision],
+    ["raft_term", h.raftTerm]
+  ])
 
 export const kvJson = (kv: KeyValue) =>
   omitEmpty([
@@ -42,7 +47,11 @@ export const kvJson = (kv: KeyValue) =>
   ])
 
 export const eventJson = (e: Event) =>
-  omitEmpty([["type", e.type], ["kv", kvJson(e.kv)], ["prev_kv", e.prevKv === undefined ? undefined : kvJson(e.prevKv)]])
+  omitEmpty([
+    ["type", e.type],
+    ["kv", kvJson(e.kv)],
+    ["prev_kv", e.prevKv === undefined ? undefined : kvJson(e.prevKv)]
+  ])
 
 const text = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString()
 

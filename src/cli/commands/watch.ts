@@ -21,19 +21,23 @@ const responseJson = (r: WatchResponse, extra: { compactRevision?: bigint; cance
     Created: r.created
   })
 
-const printResponse = (writeOut: WriteOut) => (r: WatchResponse): void => {
-  if (writeOut === "json") return write(`${responseJson(r)}\n`)
-  let out = r.progressNotify ? `progress notify: ${r.header.revision}\n` : ""
-  for (const e of r.events) out += eventLines(e)
-  write(out)
-}
+const printResponse =
+  (writeOut: WriteOut) =>
+  (r: WatchResponse): void => {
+    if (writeOut === "json") return write(`${responseJson(r)}\n`)
+    let out = r.progressNotify ? `progress notify: ${r.header.revision}\n` : ""
+    for (const e of r.events) out += eventLines(e)
+    write(out)
+  }
 
 /** etcdctl: "watch was canceled (<err>)", then "Error: watch is canceled by the server". */
 const canceled = (writeOut: WriteOut, error: WatchError) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (writeOut === "json" && error._tag === "WatchCompacted") {
       const header = error.header ?? { clusterId: 0n, memberId: 0n, revision: 0n, raftTerm: 0n }
-      write(`${responseJson({ header, events: [], created: false, progressNotify: false }, { compactRevision: error.compactRevision, canceled: true })}\n`)
+      write(
+        `${responseJson({ header, events: [], created: false, progressNotify: false }, { compactRevision: error.compactRevision, canceled: true })}\n`
+      )
     }
     yield* Console.error(`watch was canceled (${error.message})`)
     return yield* Effect.fail(new Error("watch is canceled by the server"))
@@ -47,26 +51,31 @@ export const watch = Command.make(
     rangeEnd: Args.text({ name: "range_end" }).pipe(Args.optional),
     prefix: Options.boolean("prefix").pipe(Options.withDescription("Watch on a prefix if prefix is set")),
     rev: Options.integer("rev").pipe(Options.withDescription("Revision to start watching"), Options.withDefault(0)),
-    prevKv: Options.boolean("prev-kv").pipe(Options.withDescription("get the previous key-value pair before the event happens")),
+    prevKv: Options.boolean("prev-kv").pipe(
+      Options.withDescription("get the previous key-value pair before the event happens")
+    ),
     progressNotify: Options.boolean("progress-notify").pipe(
       Options.withDescription("get periodic watch progress notification from server")
     )
   },
   (o) => {
-    if (o.prefix && Option.isSome(o.rangeEnd)) return usage("too many arguments, only accept one argument when `--prefix` is set")
+    if (o.prefix && Option.isSome(o.rangeEnd))
+      return usage("too many arguments, only accept one argument when `--prefix` is set")
     return withClient(
       o,
       (c) =>
-        c.watch(o.key, {
-          prefix: o.prefix,
-          rangeEnd: Option.getOrUndefined(o.rangeEnd),
-          startRevision: o.rev,
-          prevKv: o.prevKv,
-          progressNotify: o.progressNotify
-        }).pipe(
-          Stream.runForEachChunk((chunk) => Effect.sync(() => Chunk.forEach(chunk, printResponse(o.writeOut)))),
-          Effect.catchAll((error) => canceled(o.writeOut, error))
-        ),
+        c
+          .watch(o.key, {
+            prefix: o.prefix,
+            rangeEnd: Option.getOrUndefined(o.rangeEnd),
+            startRevision: o.rev,
+            prevKv: o.prevKv,
+            progressNotify: o.progressNotify
+          })
+          .pipe(
+            Stream.runForEachChunk((chunk) => Effect.sync(() => Chunk.forEach(chunk, printResponse(o.writeOut)))),
+            Effect.catchAll((error) => canceled(o.writeOut, error))
+          ),
       { longRunning: true }
     )
   }

@@ -27,7 +27,8 @@ export const decodeObject = (bytes: Uint8Array, resourceVersion?: bigint): Eithe
   if (!isKubeObject(json)) {
     return Either.mapLeft(validate(json), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
   }
-  if (resourceVersion !== undefined) (json.metadata as { resourceVersion?: string }).resourceVersion = resourceVersion.toString()
+  if (resourceVersion !== undefined)
+    (json.metadata as { resourceVersion?: string }).resourceVersion = resourceVersion.toString()
   return Either.right(json)
 }
 

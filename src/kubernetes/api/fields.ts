@@ -36,7 +36,8 @@ export const unescapeValue = (s: string): Either.Either<string, string> => {
       continue
     }
     if (c === "\\") inSlash = true
-    else if (c === "," || c === "=") return Either.left(`invalid field selector: unescaped character in value: ${c.codePointAt(0)}`)
+    else if (c === "," || c === "=")
+      return Either.left(`invalid field selector: unescaped character in value: ${c.codePointAt(0)}`)
     else out += c
   }
   if (inSlash) return Either.left("invalid field selector: invalid escape sequence: \\")
@@ -69,7 +70,11 @@ export const oneTermEqualSelector = (field: string, value: string) => fromTerms(
 
 /** SelectorFromSet */
 export const selectorFromSet = (set: Readonly<Record<string, string>>) =>
-  fromTerms(Object.keys(set).sort().map((field) => ({ field, value: set[field]!, not: false })))
+  fromTerms(
+    Object.keys(set)
+      .sort()
+      .map((field) => ({ field, value: set[field]!, not: false }))
+  )
 
 /** splitTerms: split on commas not escaped by a backslash */
 const splitTerms = (s: string): Array<string> => {

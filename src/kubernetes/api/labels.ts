@@ -81,7 +81,9 @@ export const requirementString = (r: Requirement): string => {
 }
 
 /** A selector over its (key-sorted) requirements. */
-export const fromRequirements = (requirements: ReadonlyArray<Requirement>): LabelSelector & {
+export const fromRequirements = (
+  requirements: ReadonlyArray<Requirement>
+): LabelSelector & {
   readonly requirements: ReadonlyArray<Requirement>
   readonly requiresExactMatch: (label: string) => string | undefined
 } => {
@@ -98,7 +100,9 @@ export const fromRequirements = (requirements: ReadonlyArray<Requirement>): Labe
     requiresExactMatch: (label) => {
       const r = reqs.find((x) => x.key === label)
       if (r === undefined) return undefined
-      return (r.operator === "=" || r.operator === "==" || r.operator === "in") && r.values.length === 1 ? r.values[0] : undefined
+      return (r.operator === "=" || r.operator === "==" || r.operator === "in") && r.values.length === 1
+        ? r.values[0]
+        : undefined
     }
   }
 }
@@ -111,21 +115,7 @@ export const selectorFromSet = (set: Readonly<Record<string, string>>) =>
 
 // ---- the lexer ----
 
-type Token =
-  | "error"
-  | "eos"
-  | ")"
-  | ","
-  | "!"
-  | "=="
-  | "="
-  | ">"
-  | "id"
-  | "in"
-  | "<"
-  | "!="
-  | "notin"
-  | "("
+type Token = "error" | "eos" | ")" | "," | "!" | "==" | "=" | ">" | "id" | "in" | "<" | "!=" | "notin" | "("
 
 const literalTokens: Record<string, Token> = {
   ")": ")",
@@ -262,7 +252,8 @@ class Parser {
         if (t.tok === "eos") return reqs
         if (t.tok === ",") {
           const t2 = this.look(true)
-          if (t2.tok !== "id" && t2.tok !== "!") throw new ParseError(`found '${t2.lit}', expected: identifier after ','`)
+          if (t2.tok !== "id" && t2.tok !== "!")
+            throw new ParseError(`found '${t2.lit}', expected: identifier after ','`)
         } else {
           throw new ParseError(`found '${t.lit}', expected: ',' or 'end of string'`)
         }

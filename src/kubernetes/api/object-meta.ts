@@ -66,7 +66,8 @@ export const withResourceVersion = (obj: KubeObject, rv: bigint | string): KubeO
 
 // ---- the decode fast path ----
 
-const isPlainRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null && !Array.isArray(u)
+const isPlainRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u)
 const optString = (u: unknown) => u === undefined || typeof u === "string"
 const optNullString = (u: unknown) => u === undefined || u === null || typeof u === "string"
 const optNullNumber = (u: unknown) => u === undefined || u === null || typeof u === "number"
@@ -94,11 +95,19 @@ export const isKubeObject = (u: unknown): u is KubeObject => {
   const m = u["metadata"]
   if (!isPlainRecord(m)) return false
   return (
-    optString(m["name"]) && optString(m["generateName"]) && optString(m["namespace"]) && optString(m["uid"]) &&
-    optString(m["resourceVersion"]) && (m["generation"] === undefined || typeof m["generation"] === "number") &&
-    optNullString(m["creationTimestamp"]) && optNullString(m["deletionTimestamp"]) &&
-    optNullNumber(m["deletionGracePeriodSeconds"]) && optNullStringMap(m["labels"]) &&
-    optNullStringMap(m["annotations"]) && optNullArray(m["finalizers"], (v) => typeof v === "string") &&
-    optNullArray(m["ownerReferences"]) && optNullArray(m["managedFields"])
+    optString(m["name"]) &&
+    optString(m["generateName"]) &&
+    optString(m["namespace"]) &&
+    optString(m["uid"]) &&
+    optString(m["resourceVersion"]) &&
+    (m["generation"] === undefined || typeof m["generation"] === "number") &&
+    optNullString(m["creationTimestamp"]) &&
+    optNullString(m["deletionTimestamp"]) &&
+    optNullNumber(m["deletionGracePeriodSeconds"]) &&
+    optNullStringMap(m["labels"]) &&
+    optNullStringMap(m["annotations"]) &&
+    optNullArray(m["finalizers"], (v) => typeof v === "string") &&
+    optNullArray(m["ownerReferences"]) &&
+    optNullArray(m["managedFields"])
   )
 }

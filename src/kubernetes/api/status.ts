@@ -25,7 +25,10 @@ export type StatusDetails = typeof StatusDetails.Type
 export const Status = Schema.Struct({
   kind: Schema.Literal("Status"),
   apiVersion: Schema.Literal("v1"),
-  metadata: Schema.Struct({ resourceVersion: Schema.optional(Schema.String), continue: Schema.optional(Schema.String) }),
+  metadata: Schema.Struct({
+    resourceVersion: Schema.optional(Schema.String),
+    continue: Schema.optional(Schema.String)
+  }),
   status: Schema.Literal("Success", "Failure"),
   message: Schema.optional(Schema.String),
   reason: Schema.optional(Schema.String),
@@ -90,7 +93,10 @@ export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("Me
 /** 406 NotAcceptable: no media type of the Accept header can be served. */
 export class NotAcceptable extends Schema.TaggedError<NotAcceptable>()("NotAcceptable", fields) {}
 /** 413 RequestEntityTooLarge: a request body above the apiserver's limit (3 MiB). */
-export class RequestEntityTooLarge extends Schema.TaggedError<RequestEntityTooLarge>()("RequestEntityTooLarge", fields) {}
+export class RequestEntityTooLarge extends Schema.TaggedError<RequestEntityTooLarge>()(
+  "RequestEntityTooLarge",
+  fields
+) {}
 /** 415 UnsupportedMediaType: a body (e.g. a patch) of a content type the endpoint does not take. */
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {}
 
@@ -132,7 +138,10 @@ const codes: Record<StatusError["_tag"], number> = {
 }
 
 export const isStatusError = (u: unknown): u is StatusError =>
-  typeof u === "object" && u !== null && "_tag" in u && typeof (u as { _tag: unknown })._tag === "string" &&
+  typeof u === "object" &&
+  u !== null &&
+  "_tag" in u &&
+  typeof (u as { _tag: unknown })._tag === "string" &&
   (u as { _tag: string })._tag in codes
 
 export const statusCode = (e: StatusError): number => codes[e._tag]
@@ -231,7 +240,10 @@ export const newTooManyRequests = (message: string, retryAfterSeconds: number): 
 export const newTooLargeResourceVersion = (rv: bigint, current: bigint, retrySeconds: number): Timeout =>
   new Timeout({
     message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
-    details: { causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }], retryAfterSeconds: retrySeconds }
+    details: {
+      causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      retryAfterSeconds: retrySeconds
+    }
   })
 
 export const isTooLargeResourceVersion = (e: StatusError): boolean =>
@@ -239,13 +251,23 @@ export const isTooLargeResourceVersion = (e: StatusError): boolean =>
 
 /** One field error of an Invalid status (field.Error). */
 export interface FieldError {
-  readonly type: "FieldValueInvalid" | "FieldValueRequired" | "FieldValueNotSupported" | "FieldValueForbidden" | "FieldValueDuplicate" | "FieldValueTooLong"
+  readonly type:
+    | "FieldValueInvalid"
+    | "FieldValueRequired"
+    | "FieldValueNotSupported"
+    | "FieldValueForbidden"
+    | "FieldValueDuplicate"
+    | "FieldValueTooLong"
   readonly field: string
   readonly message: string
 }
 
 /** NewInvalid(qualifiedKind, name, errs): `<Kind>.<group> "<name>" is invalid: [errs]`. */
-export const newInvalid = (kind: { group: string; kind: string }, name: string, errors: ReadonlyArray<FieldError>): Invalid => {
+export const newInvalid = (
+  kind: { group: string; kind: string },
+  name: string,
+  errors: ReadonlyArray<FieldError>
+): Invalid => {
   const qualified = kind.group === "" ? kind.kind : `${kind.kind}.${kind.group}`
   const list = errors.map((e) => `${e.field}: ${e.message}`)
   const joined = list.length === 1 ? list[0]! : `[${list.join(", ")}]`

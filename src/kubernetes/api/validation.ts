@@ -42,7 +42,8 @@ const dns1123LabelRegexp = new RegExp(`^${dns1123LabelFmt}$`)
 export const isDNS1123Subdomain = (value: string): Array<string> => {
   const errs: Array<string> = []
   if (value.length > DNS1123SubdomainMaxLength) errs.push(MaxLenError(DNS1123SubdomainMaxLength))
-  if (!dns1123SubdomainRegexp.test(value)) errs.push(RegexError(dns1123SubdomainErrorMsg, dns1123SubdomainFmt, "example.com"))
+  if (!dns1123SubdomainRegexp.test(value))
+    errs.push(RegexError(dns1123SubdomainErrorMsg, dns1123SubdomainFmt, "example.com"))
   return errs
 }
 
@@ -68,8 +69,9 @@ export const isQualifiedName = (value: string): Array<string> => {
     else errs.push(...isDNS1123Subdomain(prefix).map((m) => "prefix part " + m))
   } else {
     return [
-      "a qualified name " + RegexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc") +
-      " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+      "a qualified name " +
+        RegexError(qualifiedNameErrMsg, qualifiedNameFmt, "MyName", "my.name", "123-abc") +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
     ]
   }
   if (name.length === 0) errs.push("name part " + EmptyError())
@@ -84,7 +86,8 @@ export const isQualifiedName = (value: string): Array<string> => {
 export const isValidLabelValue = (value: string): Array<string> => {
   const errs: Array<string> = []
   if (value.length > LabelValueMaxLength) errs.push(MaxLenError(LabelValueMaxLength))
-  if (!labelValueRegexp.test(value)) errs.push(RegexError(labelValueErrMsg, labelValueFmt, "MyValue", "my_value", "12345"))
+  if (!labelValueRegexp.test(value))
+    errs.push(RegexError(labelValueErrMsg, labelValueFmt, "MyValue", "my_value", "12345"))
   return errs
 }
 

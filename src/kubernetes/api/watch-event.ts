@@ -22,7 +22,11 @@ export const deleted = (object: KubeObject): WatchEvent => ({ type: "DELETED", o
 export const errorEvent = (status: Status): WatchEvent => ({ type: "ERROR", object: status })
 
 /** A BOOKMARK: only the resourceVersion (and, for the end of initial events, the annotation). */
-export const bookmark = (rv: bigint | string, initialEventsEnd = false, typeMeta: { apiVersion?: string; kind?: string } = {}): WatchEvent => ({
+export const bookmark = (
+  rv: bigint | string,
+  initialEventsEnd = false,
+  typeMeta: { apiVersion?: string; kind?: string } = {}
+): WatchEvent => ({
   type: "BOOKMARK",
   object: {
     ...typeMeta,

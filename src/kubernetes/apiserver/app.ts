@@ -38,7 +38,8 @@ const TEXT = "text/plain; charset=utf-8"
 const ok = HttpServerResponse.text("ok", { contentType: TEXT, headers: { "x-content-type-options": "nosniff" } })
 
 const acceptable = (accept: string | undefined): boolean =>
-  accept === undefined || accept === "" ||
+  accept === undefined ||
+  accept === "" ||
   accept.split(",").some((r) => {
     const t = r.split(";")[0]!.trim().toLowerCase()
     return t === "application/json" || t === "*/*" || t === "application/*" || t === ""
@@ -49,9 +50,24 @@ const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerRes
   const parts = p.split("/").filter((x) => x !== "")
   switch (p) {
     case "/":
-      return Effect.succeed(json({
-        paths: ["/api", "/api/v1", "/apis", ...apiGroupList(ctx.registry).groups.flatMap((g) => [`/apis/${g.name}`, ...g.versions.map((v) => `/apis/${v.groupVersion}`)]), "/healthz", "/livez", "/metrics", "/readyz", "/version"]
-      }))
+      return Effect.succeed(
+        json({
+          paths: [
+            "/api",
+            "/api/v1",
+            "/apis",
+            ...apiGroupList(ctx.registry).groups.flatMap((g) => [
+              `/apis/${g.name}`,
+              ...g.versions.map((v) => `/apis/${v.groupVersion}`)
+            ]),
+            "/healthz",
+            "/livez",
+            "/metrics",
+            "/readyz",
+            "/version"
+          ]
+        })
+      )
     case "/api":
       return Effect.succeed(json(apiVersions(ctx.serverAddress())))
     case "/apis":
@@ -63,9 +79,17 @@ const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerRes
       return Effect.succeed(ok)
     case "/readyz":
       return Effect.map(ctx.ready, (r) =>
-        r ? ok : HttpServerResponse.text("[-]etcd failed: reason withheld\nreadyz check failed", { status: 500, contentType: TEXT }))
+        r
+          ? ok
+          : HttpServerResponse.text("[-]etcd failed: reason withheld\nreadyz check failed", {
+              status: 500,
+              contentType: TEXT
+            })
+      )
     case "/metrics":
-      return Effect.sync(() => HttpServerResponse.text(ctx.metrics.text(), { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+      return Effect.sync(() =>
+        HttpServerResponse.text(ctx.metrics.text(), { contentType: "text/plain; version=0.0.4; charset=utf-8" })
+      )
   }
   if (p === "/openapi/v3") return Effect.succeed(json(openApiV3Index(ctx.registry)))
   if (p === "/openapi/v2") return Effect.succeed(json(openApiV2(ctx.registry)))
@@ -92,7 +116,7 @@ const scopeLabel = (r: ResourceRequest, namespaced: boolean): string =>
   r.name !== undefined ? "resource" : namespaced && r.namespace !== undefined ? "namespace" : "cluster"
 
 const dispatch = (s: RequestScope, r: ResourceRequest, labels: RequestLabels, ctx: AppContext) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     switch (r.verb) {
       case "get":
         return yield* get(s, r.name!)
@@ -119,7 +143,7 @@ const resource = (
   url: URL,
   r: ResourceRequest
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const served = ctx.registry.lookup(r.group, r.version, r.resource)
     if (served === undefined || r.subresource !== undefined) return yield* Effect.fail(notFoundResource())
     const info = served.info
@@ -134,7 +158,10 @@ const resource = (
     const table = wantsTable(accept)
     if (!table && !acceptable(accept)) {
       return yield* Effect.fail(
-        new NotAcceptable({ message: "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io" })
+        new NotAcceptable({
+          message:
+            "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io"
+        })
       )
     }
     const labels: RequestLabels = {
@@ -145,7 +172,13 @@ const resource = (
       subresource: "",
       scope: scopeLabel(r, info.namespaced)
     }
-    const s = makeScope(served, r.version, r.namespace, r.name, { url, request: req, table, metrics: ctx.metrics, registry: ctx.registry })
+    const s = makeScope(served, r.version, r.namespace, r.name, {
+      url,
+      request: req,
+      table,
+      metrics: ctx.metrics,
+      registry: ctx.registry
+    })
     const res = yield* dispatch(s, r, labels, ctx).pipe(
       Effect.tapError((e) => Effect.sync(() => ctx.metrics.request(labels, statusOf(e))))
     )
@@ -168,13 +201,17 @@ const metricVerb = (v: ResourceRequest["verb"]): string => {
 const statusOf = (e: StatusError): number => statusResponse(e).status
 
 /** The apiserver as an HttpApp. */
-export const makeApp = (ctx: AppContext): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
-  Effect.gen(function*() {
+export const makeApp = (
+  ctx: AppContext
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
+  Effect.gen(function* () {
     const req = yield* HttpServerRequest.HttpServerRequest
     const url = new URL(req.url, "http://localhost")
     const info = requestInfo(req.method, url)
     if (info._tag === "BadMethod") {
-      return statusResponse(new MethodNotAllowed({ message: `the server does not allow this method on the requested resource` }))
+      return statusResponse(
+        new MethodNotAllowed({ message: `the server does not allow this method on the requested resource` })
+      )
     }
     if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
     return yield* resource(ctx, req, url, info).pipe(Effect.catchAll((e) => Effect.succeed(statusResponse(e))))
@@ -186,10 +223,16 @@ export const makeApp = (ctx: AppContext): Effect.Effect<HttpServerResponse.HttpS
       Cause.isInterruptedOnly(cause)
         ? Effect.failCause(cause as Cause.Cause<never>)
         : Effect.zipRight(
-          Effect.logError("apiserver: request failed", cause),
-          Effect.succeed(statusResponse(newInternalError(Cause.squash(cause) instanceof Error ? (Cause.squash(cause) as Error).message : String(Cause.squash(cause)))))
-        )
+            Effect.logError("apiserver: request failed", cause),
+            Effect.succeed(
+              statusResponse(
+                newInternalError(
+                  Cause.squash(cause) instanceof Error
+                    ? (Cause.squash(cause) as Error).message
+                    : String(Cause.squash(cause))
+                )
+              )
+            )
+          )
     )
   )
-
-

@@ -8,7 +8,8 @@ import { BadRequest, RequestEntityTooLarge, type StatusError, UnsupportedMediaTy
 
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024
 
-const tooLarge = () => new RequestEntityTooLarge({ message: `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}` })
+const tooLarge = () =>
+  new RequestEntityTooLarge({ message: `Request entity too large: limit is ${MAX_REQUEST_BODY_BYTES}` })
 
 /** The body's bytes, or 413 past the limit (checked on Content-Length first, then while reading). */
 export const readBody = (req: HttpServerRequest.HttpServerRequest): Effect.Effect<Uint8Array, StatusError> =>
@@ -53,9 +54,15 @@ export const checkJsonContentType = (req: HttpServerRequest.HttpServerRequest): 
 }
 
 /** The body as a JSON object (the apiserver refuses anything else). */
-export const readJsonObject = (req: HttpServerRequest.HttpServerRequest): Effect.Effect<Record<string, unknown>, StatusError> =>
+export const readJsonObject = (
+  req: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Record<string, unknown>, StatusError> =>
   Effect.flatMap(Effect.zipRight(checkJsonContentType(req), readBody(req)), (bytes) =>
     Effect.flatMap(parseJson(bytes), (u) =>
       typeof u === "object" && u !== null && !Array.isArray(u)
         ? Effect.succeed(u as Record<string, unknown>)
-        : Effect.fail(new BadRequest({ message: "couldn't get version/kind; json parse error: the body is not a JSON object" }))))
+        : Effect.fail(
+            new BadRequest({ message: "couldn't get version/kind; json parse error: the body is not a JSON object" })
+          )
+    )
+  )

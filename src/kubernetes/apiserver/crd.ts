@@ -16,12 +16,7 @@ import { isDNS1123Label, isDNS1123Subdomain } from "../api/validation.js"
 import type { StorageService } from "../storage/interfaces.js"
 import { type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import type { ResourceRegistry } from "./registry.js"
-import {
-  customResourceDefinitions,
-  type PrinterColumn,
-  type ResourceInfo,
-  resourcePrefixOf
-} from "./resources.js"
+import { customResourceDefinitions, type PrinterColumn, type ResourceInfo, resourcePrefixOf } from "./resources.js"
 
 interface CrdNames {
   readonly plural?: string
@@ -69,26 +64,39 @@ export const validateCRD = (obj: Record<string, unknown>): ReadonlyArray<FieldEr
     errs.push(invalidValue("spec.group", spec.group, "should be a domain with at least one dot"))
   }
   if (names.plural === undefined || names.plural === "") errs.push(required("spec.names.plural"))
-  else if (isDNS1123Label(names.plural).length > 0) errs.push(invalidValue("spec.names.plural", names.plural, isDNS1123Label(names.plural)[0]!))
+  else if (isDNS1123Label(names.plural).length > 0)
+    errs.push(invalidValue("spec.names.plural", names.plural, isDNS1123Label(names.plural)[0]!))
   if (names.singular !== undefined && names.singular !== "" && isDNS1123Label(names.singular).length > 0) {
     errs.push(invalidValue("spec.names.singular", names.singular, isDNS1123Label(names.singular)[0]!))
   }
   if (names.kind === undefined || names.kind === "") errs.push(required("spec.names.kind"))
   if (spec.group !== undefined && names.plural !== undefined && name !== `${names.plural}.${spec.group}`) {
-    errs.push(invalidValue("metadata.name", name, "must be spec.names.plural+\".\"+spec.group"))
+    errs.push(invalidValue("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
   }
   if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
     errs.push(
       spec.scope === undefined || spec.scope === ""
         ? required("spec.scope")
-        : { type: "FieldValueNotSupported", field: "spec.scope", message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"` }
+        : {
+            type: "FieldValueNotSupported",
+            field: "spec.scope",
+            message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`
+          }
     )
   }
   const versions = Array.isArray(spec.versions) ? spec.versions : []
-  if (versions.length === 0) errs.push(invalidValue("spec.versions", [], "must have exactly one version marked as storage version"))
+  if (versions.length === 0)
+    errs.push(invalidValue("spec.versions", [], "must have exactly one version marked as storage version"))
   else {
     const storage = versions.filter((v) => v.storage === true).length
-    if (storage !== 1) errs.push(invalidValue("spec.versions", versions.map((v) => v.name), "must have exactly one version marked as storage version"))
+    if (storage !== 1)
+      errs.push(
+        invalidValue(
+          "spec.versions",
+          versions.map((v) => v.name),
+          "must have exactly one version marked as storage version"
+        )
+      )
     versions.forEach((v, i) => {
       if (typeof v.name !== "string" || isDNS1123Label(v.name).length > 0) {
         errs.push(invalidValue(`spec.versions[${i}].name`, v.name ?? "", "must be a DNS-1035 label"))
@@ -117,8 +125,20 @@ export const setCRDStatus = (obj: Record<string, unknown>): void => {
   if (storage !== undefined) stored.add(storage)
   obj["status"] = {
     conditions: [
-      { type: "NamesAccepted", status: "True", lastTransitionTime: now, reason: "NoConflicts", message: "no conflicts found" },
-      { type: "Established", status: "True", lastTransitionTime: now, reason: "InitialNamesAccepted", message: "the initial names have been accepted" }
+      {
+        type: "NamesAccepted",
+        status: "True",
+        lastTransitionTime: now,
+        reason: "NoConflicts",
+        message: "no conflicts found"
+      },
+      {
+        type: "Established",
+        status: "True",
+        lastTransitionTime: now,
+        reason: "InitialNamesAccepted",
+        message: "the initial names have been accepted"
+      }
     ],
     acceptedNames: acceptedNames(spec.names ?? {}),
     storedVersions: Array.from(stored)
@@ -132,10 +152,12 @@ const AGE_DATE: PrinterColumn = {
   jsonPath: ".metadata.creationTimestamp"
 }
 
-const crAttrs = (namespaced: boolean) => (obj: KubeObject): Attrs => {
-  if (namespaced) return defaultAttrs(obj)
-  return { labels: obj.metadata.labels ?? {}, fields: { "metadata.name": obj.metadata.name ?? "" } }
-}
+const crAttrs =
+  (namespaced: boolean) =>
+  (obj: KubeObject): Attrs => {
+    if (namespaced) return defaultAttrs(obj)
+    return { labels: obj.metadata.labels ?? {}, fields: { "metadata.name": obj.metadata.name ?? "" } }
+  }
 
 /** The ResourceInfo a stored CRD serves (undefined if it cannot be served). */
 export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => {
@@ -147,7 +169,9 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
   const storage = (spec.versions ?? []).find((v) => v.storage === true)!
   if (versions.length === 0) return undefined
   const namespaced = spec.scope === "Namespaced"
-  const served = [storage, ...versions.filter((v) => v !== storage && v.served !== false)].filter((v) => v.served !== false)
+  const served = [storage, ...versions.filter((v) => v !== storage && v.served !== false)].filter(
+    (v) => v.served !== false
+  )
   const columns = storage.additionalPrinterColumns ?? versions[0]!.additionalPrinterColumns
   return {
     group: spec.group!,
@@ -165,9 +189,17 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
     selectableFields: namespaced ? ["metadata.name", "metadata.namespace"] : ["metadata.name"],
     strategicMergePatch: false,
     generation: true,
-    printerColumns: columns === undefined || columns.length === 0
-      ? [AGE_DATE]
-      : columns.map((c) => ({ name: c.name, type: c.type, format: c.format, description: c.description, priority: c.priority, jsonPath: c.jsonPath })),
+    printerColumns:
+      columns === undefined || columns.length === 0
+        ? [AGE_DATE]
+        : columns.map((c) => ({
+            name: c.name,
+            type: c.type,
+            format: c.format,
+            description: c.description,
+            priority: c.priority,
+            jsonPath: c.jsonPath
+          })),
     custom: true
   }
 }
@@ -220,13 +252,17 @@ const remove = (deps: CrdControllerDeps, name: string, purge: boolean): Effect.E
 export const runCrdController = (deps: CrdControllerDeps, synced: Deferred.Deferred<void>): Effect.Effect<never> => {
   servedBy.set(deps.registry, new Map())
   const crdKey = resourcePrefixOf(customResourceDefinitions) + "/"
-  const once = Effect.gen(function*() {
+  const once = Effect.gen(function* () {
     const list = yield* deps.crds.getList(crdKey, { recursive: true })
     const present = new Set(list.items.map((c) => c.metadata.name ?? ""))
-    for (const name of Array.from(servedBy.get(deps.registry)!.keys())) if (!present.has(name)) yield* remove(deps, name, false)
+    for (const name of Array.from(servedBy.get(deps.registry)!.keys()))
+      if (!present.has(name)) yield* remove(deps, name, false)
     for (const crd of list.items) yield* sync(deps, crd)
     yield* Deferred.succeed(synced, undefined)
-    const events = yield* deps.crds.watch(crdKey, { recursive: true, resourceVersion: list.metadata.resourceVersion ?? "0" })
+    const events = yield* deps.crds.watch(crdKey, {
+      recursive: true,
+      resourceVersion: list.metadata.resourceVersion ?? "0"
+    })
     yield* Stream.runForEach(events, (e) => {
       switch (e.type) {
         case "ADDED":
@@ -246,4 +282,3 @@ export const runCrdController = (deps: CrdControllerDeps, synced: Deferred.Defer
     Effect.zipRight(Effect.never)
   )
 }
-

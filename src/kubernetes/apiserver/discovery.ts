@@ -28,7 +28,12 @@ export const versionPriority = (a: string, b: string): number => {
   const parse = (v: string) => {
     const m = /^v(\d+)(?:(alpha|beta)(\d+))?$/.exec(v)
     if (m === null) return [0, 0, 0, v] as const
-    return [1, Number(m[1]), m[2] === undefined ? 3 : m[2] === "beta" ? 2 : 1, m[3] === undefined ? 0 : Number(m[3])] as const
+    return [
+      1,
+      Number(m[1]),
+      m[2] === undefined ? 3 : m[2] === "beta" ? 2 : 1,
+      m[3] === undefined ? 0 : Number(m[3])
+    ] as const
   }
   const pa = parse(a)
   const pb = parse(b)

@@ -12,13 +12,20 @@ export interface Cell {
 
 type Labels = Readonly<Record<string, string>>
 
-const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, "\\\"")
+const escape = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"')
 const render = (labels: Labels) =>
-  Object.keys(labels).sort().map((k) => `${k}="${escape(labels[k]!)}"`).join(",")
+  Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${escape(labels[k]!)}"`)
+    .join(",")
 
 class Family {
   private readonly cells = new Map<string, Cell>()
-  constructor(readonly name: string, readonly help: string, readonly type: "counter" | "gauge") {}
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: "counter" | "gauge"
+  ) {}
   cell(labels: Labels): Cell {
     const key = render(labels)
     let c = this.cells.get(key)
@@ -95,9 +102,12 @@ const writeCacherMetrics = (out: Array<string>): void => {
     const state = pair.metricState
     const type = MetricState.isCounterState(state) ? "counter" : MetricState.isGaugeState(state) ? "gauge" : undefined
     if (type === undefined) continue
-    const value = MetricState.isCounterState(state) ? state.count : (state as MetricState.MetricState.Gauge<number>).value
+    const value = MetricState.isCounterState(state)
+      ? state.count
+      : (state as MetricState.MetricState.Gauge<number>).value
     let family = families.get(key.name)
-    if (family === undefined) families.set(key.name, (family = { help: Option.getOrElse(key.description, () => key.name), type, lines: [] }))
+    if (family === undefined)
+      families.set(key.name, (family = { help: Option.getOrElse(key.description, () => key.name), type, lines: [] }))
     const labels = key.tags.map((t) => `${t.key}="${escapeLabel(t.value)}"`).join(",")
     family.lines.push(`${key.name}${labels === "" ? "" : `{${labels}}`} ${String(value)}`)
   }

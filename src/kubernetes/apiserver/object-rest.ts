@@ -36,15 +36,20 @@ export const checkTypeMeta = (
 ): Effect.Effect<void, BadRequest> => {
   const v = body["apiVersion"]
   const k = body["kind"]
-  if (v !== undefined && typeof v !== "string") return Effect.fail(new BadRequest({ message: "apiVersion must be a string" }))
+  if (v !== undefined && typeof v !== "string")
+    return Effect.fail(new BadRequest({ message: "apiVersion must be a string" }))
   if (k !== undefined && typeof k !== "string") return Effect.fail(new BadRequest({ message: "kind must be a string" }))
   if (v !== undefined && v !== "" && v !== apiVersion) {
     return Effect.fail(
-      new BadRequest({ message: `the API version in the data (${v}) does not match the expected API version (${apiVersion})` })
+      new BadRequest({
+        message: `the API version in the data (${v}) does not match the expected API version (${apiVersion})`
+      })
     )
   }
   if (k !== undefined && k !== "" && k !== info.kind) {
-    return Effect.fail(new BadRequest({ message: `the kind in the data (${k}) does not match the expected kind (${info.kind})` }))
+    return Effect.fail(
+      new BadRequest({ message: `the kind in the data (${k}) does not match the expected kind (${info.kind})` })
+    )
   }
   body["apiVersion"] = apiVersion
   body["kind"] = info.kind
@@ -72,7 +77,9 @@ const checkNamespace = (
   }
   if (ns !== undefined && ns !== "" && ns !== namespace) {
     return Effect.fail(
-      new BadRequest({ message: "the namespace of the provided object does not match the namespace sent on the request" })
+      new BadRequest({
+        message: "the namespace of the provided object does not match the namespace sent on the request"
+      })
     )
   }
   meta["namespace"] = namespace
@@ -86,14 +93,22 @@ const nameErrors = (info: ResourceInfo, name: string): Array<FieldError> =>
     message: `Invalid value: ${JSON.stringify(name)}: ${msg}`
   }))
 
-const checkMetaTypes = (info: ResourceInfo, name: string, obj: Record<string, unknown>): Effect.Effect<KubeObject, StatusError> => {
+const checkMetaTypes = (
+  info: ResourceInfo,
+  name: string,
+  obj: Record<string, unknown>
+): Effect.Effect<KubeObject, StatusError> => {
   const meta = obj["metadata"] as Record<string, unknown>
   const errs: Array<FieldError> = [...(info.validate?.(obj) ?? [])]
   for (const f of ["labels", "annotations"] as const) {
     const m = meta[f]
     if (m === undefined || m === null) continue
     if (typeof m !== "object" || Array.isArray(m) || Object.values(m).some((v) => typeof v !== "string")) {
-      errs.push({ type: "FieldValueInvalid", field: `metadata.${f}`, message: "Invalid value: must be a map of strings" })
+      errs.push({
+        type: "FieldValueInvalid",
+        field: `metadata.${f}`,
+        message: "Invalid value: must be a map of strings"
+      })
     }
   }
   if (errs.length > 0) return Effect.fail(invalid(info, name, errs))
@@ -103,8 +118,13 @@ const checkMetaTypes = (info: ResourceInfo, name: string, obj: Record<string, un
 }
 
 /** A body's kind/apiVersion and namespace checked against the URL; its metadata (made an object). */
-const bodyMeta = (info: ResourceInfo, apiVersion: string, namespace: string | undefined, body: Record<string, unknown>) =>
-  Effect.gen(function*() {
+const bodyMeta = (
+  info: ResourceInfo,
+  apiVersion: string,
+  namespace: string | undefined,
+  body: Record<string, unknown>
+) =>
+  Effect.gen(function* () {
     yield* checkTypeMeta(info, apiVersion, body)
     const meta = yield* metadataOf(body)
     body["metadata"] = meta
@@ -119,7 +139,7 @@ export const prepareCreate = (
   namespace: string | undefined,
   body: Record<string, unknown>
 ): Effect.Effect<KubeObject, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const meta = yield* bodyMeta(info, apiVersion, namespace, body)
     let name = typeof meta["name"] === "string" ? meta["name"] : ""
     const gen = typeof meta["generateName"] === "string" ? meta["generateName"] : ""
@@ -128,11 +148,15 @@ export const prepareCreate = (
       meta["name"] = name
     }
     if (name === "") {
-      return yield* Effect.fail(invalid(info, "", [{
-        type: "FieldValueRequired",
-        field: "metadata.name",
-        message: "Required value: name or generateName is required"
-      }]))
+      return yield* Effect.fail(
+        invalid(info, "", [
+          {
+            type: "FieldValueRequired",
+            field: "metadata.name",
+            message: "Required value: name or generateName is required"
+          }
+        ])
+      )
     }
     const errs = nameErrors(info, name)
     if (errs.length > 0) return yield* Effect.fail(invalid(info, name, errs))
@@ -164,12 +188,14 @@ export const prepareUpdate = (
   current: KubeObject,
   body: Record<string, unknown>
 ): Effect.Effect<KubeObject, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const meta = yield* bodyMeta(info, apiVersion, namespace, body)
     const bodyName = meta["name"]
     if (bodyName !== undefined && bodyName !== "" && bodyName !== name) {
       return yield* Effect.fail(
-        new BadRequest({ message: `the name of the object (${String(bodyName)}) does not match the name on the URL (${name})` })
+        new BadRequest({
+          message: `the name of the object (${String(bodyName)}) does not match the name on the URL (${name})`
+        })
       )
     }
     meta["name"] = name

@@ -21,7 +21,9 @@ const kindSchema = (r: ResourceInfo, version: string) => ({
   "x-kubernetes-group-version-kind": [{ group: r.group, kind: r.kind, version }]
 })
 
-const groupVersions = (registry: ResourceRegistry): Map<string, { group: string; version: string; resources: Array<ResourceInfo> }> => {
+const groupVersions = (
+  registry: ResourceRegistry
+): Map<string, { group: string; version: string; resources: Array<ResourceInfo> }> => {
   const out = new Map<string, { group: string; version: string; resources: Array<ResourceInfo> }>()
   for (const { info } of registry.all()) {
     for (const version of info.versions) {
@@ -36,7 +38,10 @@ const groupVersions = (registry: ResourceRegistry): Map<string, { group: string;
 
 export const openApiV3Index = (registry: ResourceRegistry) => ({
   paths: Object.fromEntries(
-    Array.from(groupVersions(registry).keys()).map((p) => [p, { serverRelativeURL: `/openapi/v3/${p}?hash=G${registry.generation}` }])
+    Array.from(groupVersions(registry).keys()).map((p) => [
+      p,
+      { serverRelativeURL: `/openapi/v3/${p}?hash=G${registry.generation}` }
+    ])
   )
 })
 

@@ -29,9 +29,11 @@ export interface ListQuery {
 /** strconv.ParseInt's message, as the parameter codec reports it (400). */
 const parseInt64 = (name: string, v: string | null): Either.Either<number | undefined, BadRequest> => {
   if (v === null) return Either.right(undefined)
-  if (!/^[+-]?[0-9]+$/.test(v)) return Either.left(newBadRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`))
+  if (!/^[+-]?[0-9]+$/.test(v))
+    return Either.left(newBadRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: invalid syntax`))
   const n = Number(v)
-  if (!Number.isSafeInteger(n)) return Either.left(newBadRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`))
+  if (!Number.isSafeInteger(n))
+    return Either.left(newBadRequest(`strconv.ParseInt: parsing ${JSON.stringify(v)}: value out of range`))
   void name
   return Either.right(n)
 }
@@ -63,7 +65,11 @@ export const withWatchListDefaults = (o: ListQuery): ListQuery => {
   return { ...o, sendInitialEvents: true, resourceVersionMatch: "NotOlderThan" }
 }
 
-const forbidden = (field: string, detail: string): FieldError => ({ type: "FieldValueForbidden", field, message: `Forbidden: ${detail}` })
+const forbidden = (field: string, detail: string): FieldError => ({
+  type: "FieldValueForbidden",
+  field,
+  message: `Forbidden: ${detail}`
+})
 const notSupported = (field: string, value: string, supported: ReadonlyArray<string>): FieldError => ({
   type: "FieldValueNotSupported",
   field,
@@ -76,29 +82,43 @@ export const validateListQuery = (o: ListQuery): Either.Either<ListQuery, Invali
   const match = o.resourceVersionMatch
   if (o.watch) {
     if (o.sendInitialEvents !== undefined && match !== "NotOlderThan") {
-      errs.push(forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"))
+      errs.push(
+        forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan")
+      )
     }
     if (match !== "") {
       if (o.sendInitialEvents === undefined) {
-        errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"))
+        errs.push(
+          forbidden(
+            "resourceVersionMatch",
+            "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"
+          )
+        )
       }
       if (match !== "NotOlderThan") errs.push(notSupported("resourceVersionMatch", match, ["NotOlderThan"]))
-      if (o.continue !== "") errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+      if (o.continue !== "")
+        errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
     }
   } else {
     if (match !== "") {
       if (o.resourceVersion === "") {
-        errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+        errs.push(
+          forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided")
+        )
       }
-      if (o.continue !== "") errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
+      if (o.continue !== "")
+        errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"))
       if (match !== "Exact" && match !== "NotOlderThan") {
         errs.push(notSupported("resourceVersionMatch", match, ["Exact", "NotOlderThan", ""]))
       }
       if (match === "Exact" && o.resourceVersion === "0") {
-        errs.push(forbidden("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+        errs.push(
+          forbidden("resourceVersionMatch", 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        )
       }
     }
-    if (o.sendInitialEvents !== undefined) errs.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
+    if (o.sendInitialEvents !== undefined)
+      errs.push(forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list"))
   }
   if (errs.length > 0) return Either.left(newInvalid({ group: "meta.k8s.io", kind: "ListOptions" }, "", errs))
   return Either.right(o)

@@ -26,7 +26,9 @@ export class ResourceRegistry {
   /** bumped on every change (discovery answers are cached per generation) */
   generation = 0
 
-  constructor(private readonly makeStorage: (info: ResourceInfo) => Effect.Effect<StorageService, never, Scope.Scope>) {}
+  constructor(
+    private readonly makeStorage: (info: ResourceInfo) => Effect.Effect<StorageService, never, Scope.Scope>
+  ) {}
 
   /** The resource at group/version/resource (by plural), if that version is served. */
   lookup(group: string, version: string, resource: string): ServedResource | undefined {
@@ -51,13 +53,17 @@ export class ResourceRegistry {
     return Effect.suspend(() => {
       const key = grKey(info.group, info.plural)
       const old = this.entries.get(key)
-      if (old !== undefined && old.info.kind === info.kind && old.info.storageVersion === info.storageVersion &&
-        old.info.namespaced === info.namespaced) {
+      if (
+        old !== undefined &&
+        old.info.kind === info.kind &&
+        old.info.storageVersion === info.storageVersion &&
+        old.info.namespaced === info.namespaced
+      ) {
         old.info = info
         this.generation++
         return Effect.void
       }
-      return Effect.gen(this, function*() {
+      return Effect.gen(this, function* () {
         if (old !== undefined) yield* this.remove(info.group, info.plural)
         const scope = yield* Scope.make()
         const storage = yield* Scope.extend(this.makeStorage(info), scope)
@@ -81,8 +87,8 @@ export class ResourceRegistry {
 
   /** Closes every resource's storage (server shutdown). */
   close(): Effect.Effect<void> {
-    return Effect.forEach(Array.from(this.entries.values()), (e) => Scope.close(e.scope, Exit.void), { discard: true }).pipe(
-      Effect.zipRight(Effect.sync(() => this.entries.clear()))
-    )
+    return Effect.forEach(Array.from(this.entries.values()), (e) => Scope.close(e.scope, Exit.void), {
+      discard: true
+    }).pipe(Effect.zipRight(Effect.sync(() => this.entries.clear())))
   }
 }

@@ -47,7 +47,10 @@ const verbOf = (method: string, hasName: boolean, watch: boolean): Verb | undefi
 }
 
 export const requestInfo = (method: string, url: URL): RequestInfo | { readonly _tag: "BadMethod" } => {
-  const parts = url.pathname.split("/").filter((p) => p !== "").map(decodeURIComponent)
+  const parts = url.pathname
+    .split("/")
+    .filter((p) => p !== "")
+    .map(decodeURIComponent)
   let rest: Array<string>
   let group: string
   let version: string

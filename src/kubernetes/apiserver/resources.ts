@@ -99,7 +99,8 @@ export const humanDuration = (ms: number): string => {
   const hours = Math.floor(minutes / 60)
   if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`
   if (hours < 48) return `${hours}h`
-  if (hours < 24 * 8) return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`
+  if (hours < 24 * 8)
+    return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`
   if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`
   if (hours < 24 * 365 * 8) {
     const dy = Math.floor(hours / 24) % 365
@@ -114,7 +115,7 @@ const namespaceAttrs: AttrFunc = (obj) => ({
   labels: obj.metadata.labels ?? {},
   fields: {
     "metadata.name": obj.metadata.name ?? "",
-    "status.phase": ((obj["status"] as { phase?: string } | undefined)?.phase) ?? ""
+    "status.phase": (obj["status"] as { phase?: string } | undefined)?.phase ?? ""
   }
 })
 
@@ -127,7 +128,10 @@ const secretAttrs: AttrFunc = (obj) => ({
   }
 })
 
-const builtin = (r: Omit<ResourceInfo, "custom" | "categories" | "strategicMergePatch" | "generation" | "listKind"> & Partial<ResourceInfo>): ResourceInfo => ({
+const builtin = (
+  r: Omit<ResourceInfo, "custom" | "categories" | "strategicMergePatch" | "generation" | "listKind"> &
+    Partial<ResourceInfo>
+): ResourceInfo => ({
   custom: false,
   categories: [],
   strategicMergePatch: true,
@@ -148,12 +152,15 @@ export const namespaces = builtin({
   validateName: isDNS1123Label,
   getAttrs: namespaceAttrs,
   selectableFields: ["metadata.name", "status.phase"],
-  printerColumns: [{
-    name: "Status",
-    type: "string",
-    description: "The status of the namespace",
-    cell: (o) => ((o["status"] as { phase?: string } | undefined)?.phase) ?? ""
-  }, age],
+  printerColumns: [
+    {
+      name: "Status",
+      type: "string",
+      description: "The status of the namespace",
+      cell: (o) => (o["status"] as { phase?: string } | undefined)?.phase ?? ""
+    },
+    age
+  ],
   prepareForCreate: (obj) => {
     const spec = (obj["spec"] ?? {}) as Record<string, unknown>
     if (!Array.isArray(spec["finalizers"])) spec["finalizers"] = ["kubernetes"]
@@ -190,7 +197,12 @@ export const secrets = builtin({
   getAttrs: secretAttrs,
   selectableFields: ["metadata.name", "metadata.namespace", "type"],
   printerColumns: [
-    { name: "Type", type: "string", description: "The type of the secret", cell: (o) => (typeof o["type"] === "string" ? o["type"] : "") },
+    {
+      name: "Type",
+      type: "string",
+      description: "The type of the secret",
+      cell: (o) => (typeof o["type"] === "string" ? o["type"] : "")
+    },
     { name: "Data", type: "string", description: "Number of data entries", cell: (o) => dataCount(o) },
     age
   ],
@@ -214,12 +226,19 @@ export const customResourceDefinitions = builtin({
   selectableFields: ["metadata.name"],
   strategicMergePatch: false,
   generation: true,
-  printerColumns: [{
-    name: "Created At",
-    type: "date",
-    description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
-    jsonPath: ".metadata.creationTimestamp"
-  }]
+  printerColumns: [
+    {
+      name: "Created At",
+      type: "date",
+      description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
+      jsonPath: ".metadata.creationTimestamp"
+    }
+  ]
 })
 
-export const builtinResources: ReadonlyArray<ResourceInfo> = [namespaces, configmaps, secrets, customResourceDefinitions]
+export const builtinResources: ReadonlyArray<ResourceInfo> = [
+  namespaces,
+  configmaps,
+  secrets,
+  customResourceDefinitions
+]

@@ -44,25 +44,40 @@ const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-l
 const readFile = (flag: string, path: string | undefined) =>
   Effect.try({
     try: () => (path === undefined ? undefined : fs.readFileSync(path)),
-    catch: (e) => new ApiServerError({ reason: "BadConfig", message: `${flag}: ${e instanceof Error ? e.message : String(e)}` })
+    catch: (e) =>
+      new ApiServerError({ reason: "BadConfig", message: `${flag}: ${e instanceof Error ? e.message : String(e)}` })
   })
 
-export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<RunningApiServer, ApiServerError, Scope.Scope> =>
-  Effect.gen(function*() {
+export const serve = (
+  options: Partial<ApiServerConfig> = {}
+): Effect.Effect<RunningApiServer, ApiServerError, Scope.Scope> =>
+  Effect.gen(function* () {
     const config: ApiServerConfig = { ...defaultApiServerConfig, ...options }
     if (config.port < 0 || config.port > 65535) {
-      return yield* new ApiServerError({ reason: "BadConfig", message: `--port ${config.port} must be between 0 and 65535` })
+      return yield* new ApiServerError({
+        reason: "BadConfig",
+        message: `--port ${config.port} must be between 0 and 65535`
+      })
     }
     if (config.defaultWatchCacheSize < 0) {
-      return yield* new ApiServerError({ reason: "BadConfig", message: "--default-watch-cache-size must not be negative" })
+      return yield* new ApiServerError({
+        reason: "BadConfig",
+        message: "--default-watch-cache-size must not be negative"
+      })
     }
     if ((config.tlsCertFile === undefined) !== (config.tlsPrivateKeyFile === undefined)) {
-      return yield* new ApiServerError({ reason: "BadConfig", message: "--tls-cert-file and --tls-private-key-file must be given together" })
+      return yield* new ApiServerError({
+        reason: "BadConfig",
+        message: "--tls-cert-file and --tls-private-key-file must be given together"
+      })
     }
-    const transformers = config.encryptionProviderConfig === undefined
-      ? { transformerFor: () => encryptCheck }
-      : yield* Effect.mapError(loadEncryptionConfig(config.encryptionProviderConfig), (e) =>
-        new ApiServerError({ reason: "BadConfig", message: e.message }))
+    const transformers =
+      config.encryptionProviderConfig === undefined
+        ? { transformerFor: () => encryptCheck }
+        : yield* Effect.mapError(
+            loadEncryptionConfig(config.encryptionProviderConfig),
+            (e) => new ApiServerError({ reason: "BadConfig", message: e.message })
+          )
     const ca = yield* readFile("--etcd-cafile", config.etcdCafile)
     const cert = yield* readFile("--etcd-certfile", config.etcdCertfile)
     const key = yield* readFile("--etcd-keyfile", config.etcdKeyfile)
@@ -79,18 +94,23 @@ export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<Run
     }
     const tls = ca !== undefined || cert !== undefined ? { ca, cert, key } : undefined
     const client = yield* makeClient({ endpoints, dialTimeout: Duration.seconds(5), tls }).pipe(
-      Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `etcd ${endpoints.join(",")}: ${e.message}` }))
+      Effect.mapError(
+        (e) => new ApiServerError({ reason: "Etcd", message: `etcd ${endpoints.join(",")}: ${e.message}` })
+      )
     )
 
     const etcdPrefix = normalizePathPrefix(config.etcdPrefix)
     const registry = new ResourceRegistry((info) =>
-      makeResourceStorage({
-        client,
-        etcdPrefix,
-        watchCache: config.watchCache,
-        defaultWatchCacheSize: config.defaultWatchCacheSize,
-        transformerFor: transformers.transformerFor
-      }, info)
+      makeResourceStorage(
+        {
+          client,
+          etcdPrefix,
+          watchCache: config.watchCache,
+          defaultWatchCacheSize: config.defaultWatchCacheSize,
+          transformerFor: transformers.transformerFor
+        },
+        info
+      )
     )
     yield* Effect.addFinalizer(() => registry.close())
     for (const info of [namespaces, configmaps, secrets, crdResource]) yield* registry.put(info)
@@ -101,34 +121,46 @@ export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<Run
       const obj = yield* Effect.orDie(prepareCreate(namespaces, "v1", undefined, { metadata: { name } }))
       yield* ns.create(keyOf(namespaces, undefined, name), obj).pipe(
         Effect.catchTag("AlreadyExists", () => Effect.void),
-        Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `bootstrap namespace ${name}: ${e.message}` }))
+        Effect.mapError(
+          (e) => new ApiServerError({ reason: "Etcd", message: `bootstrap namespace ${name}: ${e.message}` })
+        )
       )
     }
 
     // the CRDs stored in etcd are served before the server listens
     const synced = yield* Deferred.make<void>()
-    yield* Effect.forkScoped(runCrdController({
-      registry,
-      crds: registry.byGroupResource(crdResource.group, crdResource.plural)!.storage,
-      client,
-      etcdPrefix
-    }, synced))
+    yield* Effect.forkScoped(
+      runCrdController(
+        {
+          registry,
+          crds: registry.byGroupResource(crdResource.group, crdResource.plural)!.storage,
+          client,
+          etcdPrefix
+        },
+        synced
+      )
+    )
     yield* Deferred.await(synced)
 
     const metrics = new ApiMetrics()
     let node: Http.Server | undefined
     const host = config.bindAddress.replace(/^\[(.*)\]$/, "$1")
     const server = yield* NodeHttpServer.make(
-      () => (node = tlsCert !== undefined ? (Https.createServer({ cert: tlsCert, key: tlsKey }) as unknown as Http.Server) : Http.createServer()),
+      () =>
+        (node =
+          tlsCert !== undefined
+            ? (Https.createServer({ cert: tlsCert, key: tlsKey }) as unknown as Http.Server)
+            : Http.createServer()),
       { host, port: config.port, backlog: 4096 }
     ).pipe(
       Effect.mapError((e) => {
         const code = (e.cause as { code?: string } | undefined)?.code
         return new ApiServerError({
           reason: "Listen",
-          message: code === "EADDRINUSE"
-            ? `failed to listen on ${host}:${config.port}: listen tcp ${host}:${config.port}: bind: address already in use`
-            : `failed to listen on ${host}:${config.port}: ${String((e.cause as Error | undefined)?.message ?? e.cause)}`
+          message:
+            code === "EADDRINUSE"
+              ? `failed to listen on ${host}:${config.port}: listen tcp ${host}:${config.port}: bind: address already in use`
+              : `failed to listen on ${host}:${config.port}: ${String((e.cause as Error | undefined)?.message ?? e.cause)}`
         })
       })
     )
@@ -138,11 +170,13 @@ export const serve = (options: Partial<ApiServerConfig> = {}): Effect.Effect<Run
     const hostForUrl = host.includes(":") ? `[${host}]` : host
     const url = `${tlsCert !== undefined ? "https" : "http"}://${hostForUrl}:${port}`
     const crds = registry.byGroupResource(crdResource.group, crdResource.plural)!.storage
-    yield* server.serve(makeApp({
-      registry,
-      metrics,
-      serverAddress: () => `${hostForUrl}:${port}`,
-      ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight)
-    }))
+    yield* server.serve(
+      makeApp({
+        registry,
+        metrics,
+        serverAddress: () => `${hostForUrl}:${port}`,
+        ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight)
+      })
+    )
     return { url, port, registry, metrics, etcdEndpoints: endpoints, client }
   })

@@ -29,7 +29,7 @@ export const makeResourceStorage = (
   config: StorageFactoryConfig,
   info: ResourceInfo
 ): Effect.Effect<StorageService, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const gr = groupResourceOf(info)
     const resourcePrefix = resourcePrefixOf(info)
     const typeMeta = { apiVersion: apiVersionOf(info.group, info.storageVersion), kind: info.kind }

@@ -14,7 +14,8 @@ const NAME_DESCRIPTION =
 
 /** A media range of the Accept header asks for a Table. */
 export const wantsTable = (accept: string | undefined): boolean =>
-  accept !== undefined && accept.split(",").some((r) => {
+  accept !== undefined &&
+  accept.split(",").some((r) => {
     const params = r.split(";").map((p) => p.trim())
     return params.includes("as=Table") && (params.includes("g=meta.k8s.io") || !params.some((p) => p.startsWith("g=")))
   })

@@ -60,14 +60,18 @@ export const eventBytes = (e: WatchEvent): Uint8Array => {
       return cachedIn(modifiedLines, "MODIFIED", e.object)
     case "DELETED": {
       const m = e.object.metadata
-      return recent.get(`D\u0000${e.object.kind}\u0000${m.namespace ?? ""}\u0000${m.name ?? ""}\u0000${m.resourceVersion ?? ""}`, () =>
-        line("DELETED", JSON.stringify(e.object)))
+      return recent.get(
+        `D\u0000${e.object.kind}\u0000${m.namespace ?? ""}\u0000${m.name ?? ""}\u0000${m.resourceVersion ?? ""}`,
+        () => line("DELETED", JSON.stringify(e.object))
+      )
     }
     case "BOOKMARK": {
       const m = e.object.metadata
       const end = m.annotations !== undefined && m.annotations !== null
-      return recent.get(`B\u0000${e.object.apiVersion}\u0000${e.object.kind}\u0000${m.resourceVersion ?? ""}\u0000${end}`, () =>
-        line("BOOKMARK", JSON.stringify(e.object)))
+      return recent.get(
+        `B\u0000${e.object.apiVersion}\u0000${e.object.kind}\u0000${m.resourceVersion ?? ""}\u0000${end}`,
+        () => line("BOOKMARK", JSON.stringify(e.object))
+      )
     }
     case "ERROR":
       return line("ERROR", JSON.stringify(e.object))
@@ -80,6 +84,7 @@ export const asVersion = (obj: KubeObject, apiVersion: string): KubeObject =>
 
 /** One event's bytes for a watcher of `apiVersion` (shared unless the version differs). */
 export const eventBytesAs = (e: WatchEvent, apiVersion: string): Uint8Array => {
-  if (e.type === "ERROR" || e.object.apiVersion === apiVersion || e.object.apiVersion === undefined) return eventBytes(e)
+  if (e.type === "ERROR" || e.object.apiVersion === apiVersion || e.object.apiVersion === undefined)
+    return eventBytes(e)
   return line(e.type, JSON.stringify(asVersion(e.object, apiVersion)))
 }

@@ -28,11 +28,12 @@ export const MAX_CHAN_SIZE_NO_INDEX = 100
 
 /** suggestedWatchChannelSize: min(max(ceil(capacity / window_seconds), 10), cap) */
 export const suggestedWatchChannelSize = (capacity: number, indexExists: boolean, triggerUsed: boolean): number => {
-  const cap = indexExists && triggerUsed
-    ? MAX_CHAN_SIZE_INDEX_AND_TRIGGER
-    : indexExists
-    ? MAX_CHAN_SIZE_INDEX_NO_TRIGGER
-    : MAX_CHAN_SIZE_NO_INDEX
+  const cap =
+    indexExists && triggerUsed
+      ? MAX_CHAN_SIZE_INDEX_AND_TRIGGER
+      : indexExists
+        ? MAX_CHAN_SIZE_INDEX_NO_TRIGGER
+        : MAX_CHAN_SIZE_NO_INDEX
   return Math.min(Math.max(Math.ceil(capacity / (EVENT_FRESH_MS / 1000)), MIN_WATCH_CHAN_SIZE), cap)
 }
 

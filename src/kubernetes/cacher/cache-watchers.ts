@@ -28,7 +28,9 @@ export class CacheWatchers {
   }
 
   private indexOf(w: CacheWatcher): [Map<string, Set<CacheWatcher>>, string] {
-    return w.triggerValue !== undefined ? [this.byTrigger, w.triggerValue] : [this.byScope, scopeKey(w.namespace, w.name)]
+    return w.triggerValue !== undefined
+      ? [this.byTrigger, w.triggerValue]
+      : [this.byScope, scopeKey(w.namespace, w.name)]
   }
 
   add(w: CacheWatcher): void {
@@ -88,10 +90,13 @@ export class CacheWatchers {
   }
 }
 
-export class CacheWatchersTag extends Context.Tag("etcd-effect/kubernetes/cacher/CacheWatchers")<CacheWatchersTag, CacheWatchers>() {
+export class CacheWatchersTag extends Context.Tag("etcd-effect/kubernetes/cacher/CacheWatchers")<
+  CacheWatchersTag,
+  CacheWatchers
+>() {
   static readonly layer: Layer.Layer<CacheWatchersTag, never, CacherConfigTag> = Layer.scoped(
     CacheWatchersTag,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* CacherConfigTag
       const set = new CacheWatchers(config.indexedTrigger?.field)
       yield* Effect.addFinalizer(() => Effect.sync(() => set.terminateAll()))

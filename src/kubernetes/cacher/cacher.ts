@@ -16,7 +16,13 @@ import { isTooLargeResourceVersion, newNotFound, type StatusError, toStatus } fr
 import { errorEvent, type WatchEvent } from "../api/watch-event.js"
 import { decodeContinue, encodeContinue } from "../storage/continue.js"
 import { prepareKey } from "../storage/etcd3/store.js"
-import { type ListOptions, Storage, type StorageService, type WatchHandle, type WatchSink } from "../storage/interfaces.js"
+import {
+  type ListOptions,
+  Storage,
+  type StorageService,
+  type WatchHandle,
+  type WatchSink
+} from "../storage/interfaces.js"
 import { type Attrs, Everything, matchesAttributes, type SelectionPredicate } from "../storage/selection-predicate.js"
 import { parseListResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
 import { CacheWatcher, type Consumer, suggestedWatchChannelSize } from "./cache-watcher.js"
@@ -42,9 +48,14 @@ export interface CacherInternals {
   readonly dispatchedRV: () => bigint
 }
 
-export class CacherInternalsTag extends Context.Tag("etcd-effect/kubernetes/CacherInternals")<CacherInternalsTag, CacherInternals>() {}
+export class CacherInternalsTag extends Context.Tag("etcd-effect/kubernetes/CacherInternals")<
+  CacherInternalsTag,
+  CacherInternals
+>() {}
 
-const listTotal = Metric.counter("apiserver_cache_list_total", { description: "Number of LIST requests served from watch cache" })
+const listTotal = Metric.counter("apiserver_cache_list_total", {
+  description: "Number of LIST requests served from watch cache"
+})
 const listFetched = Metric.counter("apiserver_cache_list_fetched_objects_total", {
   description: "Number of objects read from watch cache in the course of serving a LIST request"
 })
@@ -58,7 +69,7 @@ type Started =
   | { readonly _tag: "Failed"; readonly error: StatusError }
 
 /** The Storage face over the running parts. */
-const makeFace = Effect.gen(function*() {
+const makeFace = Effect.gen(function* () {
   const config = yield* CacherConfigTag
   const storage = yield* Storage
   const watchCache = yield* WatchCacheTag
@@ -71,22 +82,26 @@ const makeFace = Effect.gen(function*() {
   const prefix = resourcePrefixOf(config)
   const typeMeta = config.typeMeta ?? {}
   const trigger = config.indexedTrigger?.field
-  const listTags = <T extends Metric.Metric.Counter<number>>(m: T) => m.pipe(Metric.tagged("resource_prefix", prefix), Metric.tagged("index", ""))
+  const listTags = <T extends Metric.Metric.Counter<number>>(m: T) =>
+    m.pipe(Metric.tagged("resource_prefix", prefix), Metric.tagged("index", ""))
   const listTotalM = listTags(listTotal)
   const listFetchedM = listTags(listFetched)
   const listReturnedM = listTags(listReturned)
 
   const prepare = (key: string, recursive: boolean) =>
-    Effect.suspend(() => Either.map(prepareKey("/", prefix, key, recursive), () => (recursive && !key.endsWith("/") ? key + "/" : key)))
+    Effect.suspend(() =>
+      Either.map(prepareKey("/", prefix, key, recursive), () => (recursive && !key.endsWith("/") ? key + "/" : key))
+    )
 
   const filterFor = (key: string, recursive: boolean, pred: SelectionPredicate) => {
     const empty = pred.label.empty() && pred.field.empty()
-    return (k: string, attrs: Attrs) => (recursive ? k.startsWith(key) : k === key) && (empty || matchesAttributes(pred, attrs))
+    return (k: string, attrs: Attrs) =>
+      (recursive ? k.startsWith(key) : k === key) && (empty || matchesAttributes(pred, attrs))
   }
 
   /** Cacher.Watch up to registration: the freshness wait, the interval, and the watcher, registered in one step */
   const startWatch = (key: string, options: ListOptions, consumer: Consumer): Effect.Effect<Started, StatusError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const recursive = options.recursive === true
       const k = yield* prepare(key, recursive)
       const rv = yield* parseWatchResourceVersion(options.resourceVersion, gr)
@@ -98,8 +113,10 @@ const makeFace = Effect.gen(function*() {
 
       // the RV the watch must not start before (waits for the cache up to 3 s)
       let requiredRV = 0n
-      if (S === true) requiredRV = rvText === "" ? yield* Effect.orElseSucceed(storage.getCurrentResourceVersion, () => 0n) : rv
-      else if (S === false && rvText === "") requiredRV = yield* Effect.orElseSucceed(storage.getCurrentResourceVersion, () => 0n)
+      if (S === true)
+        requiredRV = rvText === "" ? yield* Effect.orElseSucceed(storage.getCurrentResourceVersion, () => 0n) : rv
+      else if (S === false && rvText === "")
+        requiredRV = yield* Effect.orElseSucceed(storage.getCurrentResourceVersion, () => 0n)
       if (S === true && requiredRV > 0n) {
         const fresh = yield* Effect.either(watchCache.waitUntilFresh(requiredRV))
         if (Either.isLeft(fresh)) return { _tag: "Failed", error: fresh.left } as const
@@ -108,7 +125,9 @@ const makeFace = Effect.gen(function*() {
       // the watcher's scope for dispatch: namespace and name from the key or the field selector
       const parts = k.slice(prefix.length).split("/")
       const namespace = pred.field.requiresExactMatch("metadata.namespace") ?? (parts.length >= 2 ? parts[0]! : "")
-      const name = pred.field.requiresExactMatch("metadata.name") ?? (!recursive && parts.length >= 1 ? parts[parts.length - 1]! : "")
+      const name =
+        pred.field.requiresExactMatch("metadata.name") ??
+        (!recursive && parts.length >= 1 ? parts[parts.length - 1]! : "")
       const triggerValue = trigger === undefined ? undefined : pred.field.requiresExactMatch(trigger)
       const chanSize = suggestedWatchChannelSize(watchCache.capacity, trigger !== undefined, triggerValue !== undefined)
       const filter = filterFor(k, recursive, pred)
@@ -122,7 +141,9 @@ const makeFace = Effect.gen(function*() {
         if (snapshotWanted) {
           const snap = watchCache.snapshot(recursive ? k : undefined)
           startRV = snap.resourceVersion
-          if (snap._tag === "Snapshot") for (const el of snap.elements) if (filter(el.key, el.attrs)) initial.push({ type: "ADDED", object: el.object })
+          if (snap._tag === "Snapshot")
+            for (const el of snap.elements)
+              if (filter(el.key, el.attrs)) initial.push({ type: "ADDED", object: el.object })
         } else if (S === false) {
           startRV = rvText === "" ? requiredRV : watchCache.resourceVersion
         } else {
@@ -161,7 +182,11 @@ const makeFace = Effect.gen(function*() {
       return watcher.stream(head).pipe(Stream.ensuring(Effect.sync(() => watchers.remove(watcher))))
     })
 
-  const watchSink = (key: string, options: ListOptions, sink: WatchSink): Effect.Effect<WatchHandle, StatusError, Scope.Scope> =>
+  const watchSink = (
+    key: string,
+    options: ListOptions,
+    sink: WatchSink
+  ): Effect.Effect<WatchHandle, StatusError, Scope.Scope> =>
     Effect.flatMap(startWatch(key, options, { _tag: "Sink", sink }), (started) => {
       if (started._tag === "Failed") {
         sink.push([errorEvent(toStatus(started.error))])
@@ -169,7 +194,10 @@ const makeFace = Effect.gen(function*() {
         return Effect.succeed({ resume: () => {} })
       }
       const { watcher } = started
-      return Effect.as(Effect.addFinalizer(() => Effect.sync(() => watchers.remove(watcher))), { resume: () => watcher.resume() })
+      return Effect.as(
+        Effect.addFinalizer(() => Effect.sync(() => watchers.remove(watcher))),
+        { resume: () => watcher.resume() }
+      )
     })
 
   /**
@@ -202,16 +230,25 @@ const makeFace = Effect.gen(function*() {
       items.push(el.object)
       lastKey = el.key
     }
-    const metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: rv.toString() }
+    const metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number } = {
+      resourceVersion: rv.toString()
+    }
     if (more > 0) {
       const token = encodeContinue(lastKey + "\u0000", listKey, rv)
       if (Either.isRight(token)) metadata.continue = token.right
       if (pred.label.empty() && pred.field.empty()) metadata.remainingItemCount = more
     }
     return Effect.as(
-      Effect.all([Metric.increment(listTotalM), Metric.incrementBy(listFetchedM, elements.length), Metric.incrementBy(listReturnedM, items.length)], {
-        discard: true
-      }),
+      Effect.all(
+        [
+          Metric.increment(listTotalM),
+          Metric.incrementBy(listFetchedM, elements.length),
+          Metric.incrementBy(listReturnedM, items.length)
+        ],
+        {
+          discard: true
+        }
+      ),
       { metadata, items }
     )
   }
@@ -226,7 +263,7 @@ const makeFace = Effect.gen(function*() {
     limit: number,
     fromKey: string
   ): Effect.Effect<KubeList, StatusError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pred = options.predicate ?? Everything
       // below a compaction the storage has seen, etcd answers (with its "too old" error)
       if (rv !== 0n && rv < (yield* storage.compactRevision)) return yield* storage.getList(key, options)
@@ -235,7 +272,10 @@ const makeFace = Effect.gen(function*() {
         if (rv !== 0n && rv < watchCache.resourceVersion) return yield* storage.getList(key, options)
         const el = watchCache.store.get(k)
         const filter = filterFor(k, false, pred)
-        return { metadata: { resourceVersion: watchCache.resourceVersion.toString() }, items: el !== undefined && filter(el.key, el.attrs) ? [el.object] : [] }
+        return {
+          metadata: { resourceVersion: watchCache.resourceVersion.toString() },
+          items: el !== undefined && filter(el.key, el.attrs) ? [el.object] : []
+        }
       }
       const snap = rv === 0n ? watchCache.snapshot(k) : watchCache.snapshotAt(rv, k)
       if (snap._tag !== "Snapshot") return yield* storage.getList(key, options)
@@ -243,7 +283,7 @@ const makeFace = Effect.gen(function*() {
     })
 
   /** a consistent read: the cache must reach etcd's current RV, else etcd answers */
-  const waitConsistent = Effect.gen(function*() {
+  const waitConsistent = Effect.gen(function* () {
     const current = yield* storage.getCurrentResourceVersion
     const fresh = yield* Effect.either(watchCache.waitUntilFresh(current))
     if (Either.isRight(fresh)) return true
@@ -258,7 +298,7 @@ const makeFace = Effect.gen(function*() {
    * latest state. What the cache cannot serve goes to etcd, which also gives the exact errors.
    */
   const getList: StorageService["getList"] = (key, options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const recursive = options.recursive === true
       const pred = options.predicate ?? Everything
       const rvText = options.resourceVersion ?? ""
@@ -272,7 +312,8 @@ const makeFace = Effect.gen(function*() {
       if (pred.continue !== "") {
         const token = decodeContinue(pred.continue, k)
         // a bad token, or an RV beside one, gets etcd3's error
-        if (!recursive || Either.isLeft(token) || (rvText !== "" && rvText !== "0")) return yield* storage.getList(key, options)
+        if (!recursive || Either.isLeft(token) || (rvText !== "" && rvText !== "0"))
+          return yield* storage.getList(key, options)
         if (token.right.rv < 0n) {
           if (!(yield* waitConsistent)) return yield* storage.getList(key, options)
           return yield* snapshotList(key, options, k, true, 0n, pred.limit, token.right.fromKey)
@@ -298,7 +339,7 @@ const makeFace = Effect.gen(function*() {
     })
 
   const get: StorageService["get"] = (key, options = {}) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const rvText = options.resourceVersion ?? ""
       if (rvText === "" || !ready.isReady) return yield* storage.get(key, options)
       const k = yield* prepare(key, false)
@@ -316,7 +357,10 @@ const makeFace = Effect.gen(function*() {
     Effect.suspend(() => {
       // the cached object saves a read when it is current (the store retries when it is not)
       const cached = options.cachedExistingObject ?? watchCache.store.get(key)?.object
-      return storage.guaranteedUpdate(key, cached === undefined ? options : { ...options, cachedExistingObject: cached })
+      return storage.guaranteedUpdate(
+        key,
+        cached === undefined ? options : { ...options, cachedExistingObject: cached }
+      )
     })
 
   const face: StorageService = {
@@ -355,10 +399,13 @@ const partsLayer = Layer.mergeAll(reflectorLayer, progressRequesterLayer).pipe(
  */
 export const layer = (config: CacherConfig): Layer.Layer<Storage | CacherInternalsTag, never, Storage> =>
   Layer.scopedContext(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const underlying = yield* Storage
       const parts = yield* Layer.build(partsLayer.pipe(Layer.provide(Layer.succeed(CacherConfigTag, config))))
-      const { face, internals } = yield* Effect.provide(makeFace, Context.add(parts, CacherConfigTag, config).pipe(Context.add(Storage, underlying)))
+      const { face, internals } = yield* Effect.provide(
+        makeFace,
+        Context.add(parts, CacherConfigTag, config).pipe(Context.add(Storage, underlying))
+      )
       return Context.make(Storage, face).pipe(Context.add(CacherInternalsTag, internals))
     })
   )
@@ -368,9 +415,9 @@ export const make = (
   storage: StorageService,
   config: CacherConfig
 ): Effect.Effect<StorageService & { readonly internals: CacherInternals }, never, Scope.Scope> =>
-  Effect.map(
-    Layer.build(layer(config).pipe(Layer.provide(Layer.succeed(Storage, storage)))),
-    (ctx) => ({ ...Context.get(ctx, Storage), internals: Context.get(ctx, CacherInternalsTag) })
-  )
+  Effect.map(Layer.build(layer(config).pipe(Layer.provide(Layer.succeed(Storage, storage)))), (ctx) => ({
+    ...Context.get(ctx, Storage),
+    internals: Context.get(ctx, CacherInternalsTag)
+  }))
 
 export const Cacher = { make, layer } as const

@@ -22,7 +22,10 @@ export interface CacherConfig {
   readonly bookmarkFrequencyMs?: number | undefined
 }
 
-export class CacherConfigTag extends Context.Tag("etcd-effect/kubernetes/cacher/CacherConfig")<CacherConfigTag, CacherConfig>() {}
+export class CacherConfigTag extends Context.Tag("etcd-effect/kubernetes/cacher/CacherConfig")<
+  CacherConfigTag,
+  CacherConfig
+>() {}
 
 /** the prefix as a key prefix (ends with "/") */
 export const resourcePrefixOf = (config: CacherConfig): string =>

@@ -10,14 +10,16 @@ import { WatchCacheTag } from "./watch-cache.js"
 export const PROGRESS_REQUEST_PERIOD = "100 millis"
 
 export const progressRequesterLayer: Layer.Layer<never, never, Storage | WatchCacheTag> = Layer.scopedDiscard(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const storage = yield* Storage
     const watchCache = yield* WatchCacheTag
-    yield* Effect.forkScoped(Effect.gen(function*() {
-      for (;;) {
-        yield* Effect.sleep(PROGRESS_REQUEST_PERIOD)
-        if (watchCache.waiting > 0) yield* Effect.ignore(storage.requestWatchProgress)
-      }
-    }))
+    yield* Effect.forkScoped(
+      Effect.gen(function* () {
+        for (;;) {
+          yield* Effect.sleep(PROGRESS_REQUEST_PERIOD)
+          if (watchCache.waiting > 0) yield* Effect.ignore(storage.requestWatchProgress)
+        }
+      })
+    )
   })
 )

@@ -43,7 +43,10 @@ export class Ready {
     const down = (this.now() - this.since) / 1000
     const retry = Math.min(30, Math.max(1, Math.round(Math.exp(0.06 * down))))
     if (this.state === "Stopped") return newTooManyRequests("apiserver cacher is stopped", retry)
-    return newTooManyRequests(`storage is (re)initializing${this.lastError === undefined ? "" : `: ${this.lastError}`}`, retry)
+    return newTooManyRequests(
+      `storage is (re)initializing${this.lastError === undefined ? "" : `: ${this.lastError}`}`,
+      retry
+    )
   }
 }
 
@@ -51,7 +54,7 @@ export class Ready {
 export class ReadyTag extends Context.Tag("etcd-effect/kubernetes/cacher/Ready")<ReadyTag, Ready>() {
   static readonly layer: Layer.Layer<ReadyTag> = Layer.scoped(
     ReadyTag,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const clock = yield* Effect.clock
       const ready = new Ready(() => clock.unsafeCurrentTimeMillis())
       yield* Effect.addFinalizer(() => Effect.sync(() => ready.stop()))

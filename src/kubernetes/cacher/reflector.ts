@@ -37,7 +37,7 @@ export interface ReflectorDeps {
 
 /** the paged list at one RV */
 const list = (deps: ReflectorDeps): Effect.Effect<{ items: Array<KubeObject>; rv: bigint }, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const items: Array<KubeObject> = []
     let token = ""
     let rv = 0n
@@ -57,7 +57,7 @@ type WatchEnd = { readonly _tag: "Ended"; readonly rv: bigint } | { readonly _ta
 
 /** one storage watch from `rv`, fed into the cache; how it ended */
 const watchOnce = (deps: ReflectorDeps, rv: bigint): Effect.Effect<WatchEnd, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const events = yield* deps.storage.watch(deps.resourcePrefix, {
       recursive: true,
       resourceVersion: rv.toString(),
@@ -70,13 +70,23 @@ const watchOnce = (deps: ReflectorDeps, rv: bigint): Effect.Effect<WatchEnd, Sta
       const batch: Array<WatchCacheEvent> = []
       for (const e of chunk) {
         if (e.type === "ERROR") {
-          end = e.object.code === 410 ? { _tag: "Relist", why: e.object.message ?? "expired" } : { _tag: "Ended", rv: last }
+          end =
+            e.object.code === 410 ? { _tag: "Relist", why: e.object.message ?? "expired" } : { _tag: "Ended", rv: last }
           break
         }
         const erv = BigInt(e.object.metadata.resourceVersion ?? "0")
         if (e.type === "BOOKMARK") {
           deps.watchCache.updateResourceVersion(erv)
-          batch.push({ type: "BOOKMARK", key: "", object: e.object, attrs: { labels: {}, fields: {} }, prevObject: undefined, prevAttrs: undefined, resourceVersion: erv, recordTime: deps.now() })
+          batch.push({
+            type: "BOOKMARK",
+            key: "",
+            object: e.object,
+            attrs: { labels: {}, fields: {} },
+            prevObject: undefined,
+            prevAttrs: undefined,
+            resourceVersion: erv,
+            recordTime: deps.now()
+          })
         } else {
           batch.push(deps.watchCache.processEvent(e.type, e.object, erv))
         }
@@ -84,7 +94,9 @@ const watchOnce = (deps: ReflectorDeps, rv: bigint): Effect.Effect<WatchEnd, Sta
       }
       if (batch.length === 0) return Effect.void
       const offer = Queue.offerAll(deps.incoming, batch)
-      return deps.received === undefined ? offer : Effect.zipRight(Metric.incrementBy(deps.received, batch.length), offer)
+      return deps.received === undefined
+        ? offer
+        : Effect.zipRight(Metric.incrementBy(deps.received, batch.length), offer)
     })
     return end ?? { _tag: "Ended", rv: last }
   })
@@ -94,7 +106,7 @@ const watchOnce = (deps: ReflectorDeps, rv: bigint): Effect.Effect<WatchEnd, Sta
  * leaves it Pending and retries after 1 s (wait.Until(startCaching, 1s)).
  */
 export const runReflector = (deps: ReflectorDeps): Effect.Effect<never> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const listed = yield* list(deps)
     deps.watchCache.replace(listed.items, listed.rv)
     deps.ready.setReady()
@@ -118,7 +130,6 @@ export const runReflector = (deps: ReflectorDeps): Effect.Effect<never> =>
     Effect.zipRight(Effect.never)
   ) as Effect.Effect<never>
 
-
 const eventsReceived = Metric.counter("apiserver_watch_cache_events_received_total", {
   description: "Counter of events received in watch cache broken by resource type."
 })
@@ -127,19 +138,26 @@ const initializations = Metric.counter("apiserver_watch_cache_initializations_to
 })
 
 /** The reflector as a fiber of the Cacher's scope, over the Storage underneath. */
-export const reflectorLayer: Layer.Layer<never, never, Storage | CacherConfigTag | WatchCacheTag | DispatcherTag | ReadyTag | CacheWatchersTag> =
-  Layer.scopedDiscard(
-    Effect.gen(function*() {
-      const config = yield* CacherConfigTag
-      const storage = yield* Storage
-      const watchCache = yield* WatchCacheTag
-      const dispatcher = yield* DispatcherTag
-      const ready = yield* ReadyTag
-      const watchers = yield* CacheWatchersTag
-      const clock = yield* Effect.clock
-      const tagged = (m: Metric.Metric.Counter<number>) =>
-        m.pipe(Metric.tagged("group", config.groupResource.group), Metric.tagged("resource", config.groupResource.resource))
-      yield* Effect.forkScoped(runReflector({
+export const reflectorLayer: Layer.Layer<
+  never,
+  never,
+  Storage | CacherConfigTag | WatchCacheTag | DispatcherTag | ReadyTag | CacheWatchersTag
+> = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const config = yield* CacherConfigTag
+    const storage = yield* Storage
+    const watchCache = yield* WatchCacheTag
+    const dispatcher = yield* DispatcherTag
+    const ready = yield* ReadyTag
+    const watchers = yield* CacheWatchersTag
+    const clock = yield* Effect.clock
+    const tagged = (m: Metric.Metric.Counter<number>) =>
+      m.pipe(
+        Metric.tagged("group", config.groupResource.group),
+        Metric.tagged("resource", config.groupResource.resource)
+      )
+    yield* Effect.forkScoped(
+      runReflector({
         storage,
         resourcePrefix: resourcePrefixOf(config),
         watchCache,
@@ -149,6 +167,7 @@ export const reflectorLayer: Layer.Layer<never, never, Storage | CacherConfigTag
         terminateAllWatchers: () => watchers.terminateAll(),
         received: tagged(eventsReceived),
         initializations: tagged(initializations)
-      }))
-    })
-  )
+      })
+    )
+  })
+)

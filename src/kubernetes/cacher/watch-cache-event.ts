@@ -28,9 +28,16 @@ export const convertedAs = (e: WatchCacheEvent, type: "ADDED" | "MODIFIED" | "DE
   const hit = cache[type]
   if (hit !== undefined) return hit
   // DELETED: the last state a watcher could see, at the deletion's (or the update's) RV
-  const made: WatchEvent = type === "DELETED"
-    ? { type, object: { ...e.prevObject!, metadata: { ...e.prevObject!.metadata, resourceVersion: e.resourceVersion.toString() } } }
-    : { type, object: e.object }
+  const made: WatchEvent =
+    type === "DELETED"
+      ? {
+          type,
+          object: {
+            ...e.prevObject!,
+            metadata: { ...e.prevObject!.metadata, resourceVersion: e.resourceVersion.toString() }
+          }
+        }
+      : { type, object: e.object }
   cache[type] = made
   return made
 }

@@ -146,7 +146,11 @@ export class WatchCache {
       return
     }
     const quarter = this.events[this.events.length - Math.floor(this.capacity / 4)]
-    if (quarter !== undefined && eventTime - quarter.recordTime > EVENT_FRESH_MS && this.capacity > LOWER_BOUND_CAPACITY) {
+    if (
+      quarter !== undefined &&
+      eventTime - quarter.recordTime > EVENT_FRESH_MS &&
+      this.capacity > LOWER_BOUND_CAPACITY
+    ) {
       const shrunk = Math.max(Math.floor(this.capacity / 2), LOWER_BOUND_CAPACITY)
       this.capacity = shrunk
       const drop = this.size - shrunk
@@ -160,12 +164,14 @@ export class WatchCache {
   /** The events a watch from `rv` replays (getAllEventsSinceLocked), or 410 when they are gone. */
   eventsSince(rv: bigint): Interval | StatusError {
     const size = this.size
-    if (size === 0 && this.listResourceVersion === 0n) return newInternalError("watch cache isn't correctly initialized")
-    const oldest = this.listResourceVersion > 0n && !this.removedEventSinceRelist
-      ? this.listResourceVersion + 1n
-      : size > 0
-      ? this.events[this.head]!.resourceVersion
-      : this.resourceVersion + 1n
+    if (size === 0 && this.listResourceVersion === 0n)
+      return newInternalError("watch cache isn't correctly initialized")
+    const oldest =
+      this.listResourceVersion > 0n && !this.removedEventSinceRelist
+        ? this.listResourceVersion + 1n
+        : size > 0
+          ? this.events[this.head]!.resourceVersion
+          : this.resourceVersion + 1n
     if (rv < oldest - 1n) return newResourceExpired(`too old resource version: ${rv} (${oldest - 1n})`)
     // binary search for the first event newer than rv
     let lo = this.head
@@ -246,16 +252,25 @@ const sortedByKey = (elements: Iterable<StoreElement>): Array<StoreElement> =>
   Array.from(elements).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 
 /** The Cacher's watch cache as a service (one per Cacher: its layer is built in the Cacher's). */
-export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/WatchCache")<WatchCacheTag, WatchCache>() {
+export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/WatchCache")<
+  WatchCacheTag,
+  WatchCache
+>() {
   static readonly layer: Layer.Layer<WatchCacheTag, never, CacherConfigTag> = Layer.effect(
     WatchCacheTag,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const config = yield* CacherConfigTag
       const clock = yield* Effect.clock
       const prefix = resourcePrefixOf(config)
-      const keyFunc = config.keyFunc ??
+      const keyFunc =
+        config.keyFunc ??
         ((o: KubeObject) => prefix + (o.metadata.namespace ? `${o.metadata.namespace}/` : "") + (o.metadata.name ?? ""))
-      return new WatchCache(keyFunc, config.getAttrs ?? defaultAttrs, () => clock.unsafeCurrentTimeMillis(), config.upperBoundCapacity ?? UPPER_BOUND_CAPACITY)
+      return new WatchCache(
+        keyFunc,
+        config.getAttrs ?? defaultAttrs,
+        () => clock.unsafeCurrentTimeMillis(),
+        config.upperBoundCapacity ?? UPPER_BOUND_CAPACITY
+      )
     })
   )
 }

@@ -82,7 +82,10 @@ export const errorOfJson = (json: unknown): V2CodeError | undefined => {
 }
 
 export const isCodeError = (e: KeysError): e is V2CodeError =>
-  e._tag === "KeyNotFound" || e._tag === "CompareFailed" || e._tag === "NodeExist" || e._tag === "EventIndexCleared" ||
+  e._tag === "KeyNotFound" ||
+  e._tag === "CompareFailed" ||
+  e._tag === "NodeExist" ||
+  e._tag === "EventIndexCleared" ||
   e._tag === "V2Error"
 
 /** client v2 Error.Error(): `<code>: <message> (<cause>) [<index>]`, the text the apiserver put in a Status. */

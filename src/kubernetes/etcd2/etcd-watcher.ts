@@ -99,10 +99,11 @@ export const etcdWatch = (
   },
   etcdIncoming: Mailbox.Mailbox<Incoming, KeysError | StatusError>
 ): Effect.Effect<never, KeysError | StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const recursive = options.recursive
     let index = resourceVersion
-    const wantsInitialEvents = options.sendInitialEvents === true || (resourceVersion === 0 && options.sendInitialEvents === undefined)
+    const wantsInitialEvents =
+      options.sendInitialEvents === true || (resourceVersion === 0 && options.sendInitialEvents === undefined)
     if (wantsInitialEvents || resourceVersion === 0) {
       // etcdGetInitialWatchState: the state now, and the index it is at
       // sorted: the initial ADDED events in key order, as the etcd3 watcher's sync lists them
@@ -115,7 +116,9 @@ export const etcdWatch = (
         current = r.right.etcdIndex
         if (wantsInitialEvents) {
           const etcdIndex = current
-          yield* etcdIncoming.offerAll(leaves(r.right.node).map((node): Response => ({ action: EtcdGet, node, etcdIndex })))
+          yield* etcdIncoming.offerAll(
+            leaves(r.right.node).map((node): Response => ({ action: EtcdGet, node, etcdIndex }))
+          )
         }
       }
       if (options.sendInitialEvents === true && resourceVersion > current) {
@@ -158,7 +161,9 @@ export const makeSendResult = (
   const decode = (node: Node, index: number): KubeObject => {
     const obj = decodeObject(encoder.encode(node.value ?? ""), BigInt(index))
     if (Either.isLeft(obj)) {
-      throw new DecodeFailure(newInternalError(`failure to decode api object: ${obj.left} (key ${JSON.stringify(node.key)})`))
+      throw new DecodeFailure(
+        newInternalError(`failure to decode api object: ${obj.left} (key ${JSON.stringify(node.key)})`)
+      )
     }
     return obj.right
   }
@@ -274,22 +279,30 @@ export const etcdWatcher = (
   options: ListOptions
 ): Stream.Stream<WatchEvent> =>
   Stream.unwrapScoped(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pred = options.predicate ?? Everything
       const typeMeta = deps.typeMeta ?? {}
       const marks = deps.marks ?? makeWatcherMarks()
       const etcdIncoming = yield* Mailbox.make<Incoming, KeysError | StatusError>(INCOMING_BUF_SIZE)
       const outgoing = yield* Mailbox.make<WatchEvent>(OUTGOING_BUF_SIZE)
       yield* Effect.forkScoped(
-        etcdWatch(deps.keys, key, resourceVersion, {
-          recursive: options.recursive === true,
-          sendInitialEvents: options.sendInitialEvents,
-          allowWatchBookmarks: pred.allowWatchBookmarks,
-          retry: deps.retry
-        }, etcdIncoming).pipe(Mailbox.into(etcdIncoming))
+        etcdWatch(
+          deps.keys,
+          key,
+          resourceVersion,
+          {
+            recursive: options.recursive === true,
+            sendInitialEvents: options.sendInitialEvents,
+            allowWatchBookmarks: pred.allowWatchBookmarks,
+            retry: deps.retry
+          },
+          etcdIncoming
+        ).pipe(Mailbox.into(etcdIncoming))
       )
       yield* Effect.forkScoped(
-        translate(etcdIncoming, outgoing, makeSendResult(pred, typeMeta), marks, typeMeta.kind ?? "object").pipe(Mailbox.into(outgoing))
+        translate(etcdIncoming, outgoing, makeSendResult(pred, typeMeta), marks, typeMeta.kind ?? "object").pipe(
+          Mailbox.into(outgoing)
+        )
       )
       return Mailbox.toStream(outgoing)
     })

@@ -20,8 +20,21 @@ export {
   V2TransportError
 } from "./errors.js"
 export { type Action, Node, type Response, ResponseBody } from "./node.js"
-export { KeysClient, type KeysClientConfig, type KeysClientService, layer as keysClientLayer, layerFetch as keysClientLayerFetch, make as makeKeysClient, parseResponse } from "./keys-client.js"
-export { HighWaterMark, incomingHighWaterMarkGauge, outgoingHighWaterMarkGauge, type WatcherMarks } from "./high-water-mark.js"
+export {
+  KeysClient,
+  type KeysClientConfig,
+  type KeysClientService,
+  layer as keysClientLayer,
+  layerFetch as keysClientLayerFetch,
+  make as makeKeysClient,
+  parseResponse
+} from "./keys-client.js"
+export {
+  HighWaterMark,
+  incomingHighWaterMarkGauge,
+  outgoingHighWaterMarkGauge,
+  type WatcherMarks
+} from "./high-water-mark.js"
 export {
   etcdWatch,
   etcdWatcher,

@@ -7,12 +7,7 @@
  */
 import { FetchHttpClient, HttpClient, HttpClientRequest } from "@effect/platform"
 import { Context, Effect, Either, Layer, Option, ParseResult, Schema } from "effect"
-import {
-  errorOfJson,
-  type KeysError,
-  V2ResponseError,
-  V2TransportError
-} from "./errors.js"
+import { errorOfJson, type KeysError, V2ResponseError, V2TransportError } from "./errors.js"
 import { type Response, ResponseBody } from "./node.js"
 
 export interface KeysClientConfig {
@@ -58,12 +53,20 @@ export interface KeysClientService {
   readonly watch: (key: string, options: WatchOptions) => Effect.Effect<Option.Option<Response>, KeysError>
   readonly set: (key: string, value: string, options?: SetOptions) => Effect.Effect<Response, KeysError>
   /** set with prevExist=false (action "create"; 105 when the key exists) */
-  readonly create: (key: string, value: string, options?: { readonly ttl?: number | undefined }) => Effect.Effect<Response, KeysError>
+  readonly create: (
+    key: string,
+    value: string,
+    options?: { readonly ttl?: number | undefined }
+  ) => Effect.Effect<Response, KeysError>
   /** set guarded by prevIndex and/or prevValue (action "compareAndSwap"; 101 on mismatch) */
   readonly compareAndSwap: (
     key: string,
     value: string,
-    options: { readonly prevIndex?: number | undefined; readonly prevValue?: string | undefined; readonly ttl?: number | undefined }
+    options: {
+      readonly prevIndex?: number | undefined
+      readonly prevValue?: string | undefined
+      readonly ttl?: number | undefined
+    }
   ) => Effect.Effect<Response, KeysError>
   readonly delete: (key: string, options?: DeleteOptions) => Effect.Effect<Response, KeysError>
   /** delete guarded by prevIndex and/or prevValue (action "compareAndDelete") */
@@ -73,11 +76,19 @@ export interface KeysClientService {
   ) => Effect.Effect<Response, KeysError>
 }
 
-export class KeysClient extends Context.Tag("etcd-effect/kubernetes/etcd2/KeysClient")<KeysClient, KeysClientService>() {}
+export class KeysClient extends Context.Tag("etcd-effect/kubernetes/etcd2/KeysClient")<
+  KeysClient,
+  KeysClientService
+>() {}
 
 /** `/v2/keys` + the key, each segment escaped (keys hold names, not URL syntax). */
 export const keysPath = (key: string): string =>
-  "/v2/keys" + key.split("/").map((s) => encodeURIComponent(s)).join("/").replace(/^(?!\/)/, "/")
+  "/v2/keys" +
+  key
+    .split("/")
+    .map((s) => encodeURIComponent(s))
+    .join("/")
+    .replace(/^(?!\/)/, "/")
 
 const decodeResponseBody = Schema.decodeUnknownEither(ResponseBody)
 
@@ -93,23 +104,38 @@ export const parseResponse = (
   text: string
 ): Either.Either<Response | undefined, KeysError> => {
   if (text === "") {
-    return status === 200 ? Either.right(undefined) : Either.left(new V2ResponseError({ message: `etcd v2 answered ${status} with an empty body`, status }))
+    return status === 200
+      ? Either.right(undefined)
+      : Either.left(new V2ResponseError({ message: `etcd v2 answered ${status} with an empty body`, status }))
   }
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (e) {
-    return Either.left(new V2ResponseError({ message: `invalid JSON in etcd v2 response: ${e instanceof Error ? e.message : String(e)}`, status }))
+    return Either.left(
+      new V2ResponseError({
+        message: `invalid JSON in etcd v2 response: ${e instanceof Error ? e.message : String(e)}`,
+        status
+      })
+    )
   }
   const err = errorOfJson(json)
   if (err !== undefined) return Either.left(err)
-  if (status >= 300) return Either.left(new V2ResponseError({ message: `etcd v2 answered ${status} without an error body`, status }))
+  if (status >= 300)
+    return Either.left(new V2ResponseError({ message: `etcd v2 answered ${status} without an error body`, status }))
   if (etcdIndexHeader === undefined || !INDEX.test(etcdIndexHeader)) {
-    return Either.left(new V2ResponseError({ message: `invalid X-Etcd-Index header: ${JSON.stringify(etcdIndexHeader ?? "")}`, status }))
+    return Either.left(
+      new V2ResponseError({ message: `invalid X-Etcd-Index header: ${JSON.stringify(etcdIndexHeader ?? "")}`, status })
+    )
   }
   const body = decodeResponseBody(json)
   if (Either.isLeft(body)) {
-    return Either.left(new V2ResponseError({ message: `unexpected etcd v2 response: ${ParseResult.TreeFormatter.formatErrorSync(body.left)}`, status }))
+    return Either.left(
+      new V2ResponseError({
+        message: `unexpected etcd v2 response: ${ParseResult.TreeFormatter.formatErrorSync(body.left)}`,
+        status
+      })
+    )
   }
   return Either.right({ ...body.right, etcdIndex: Number(etcdIndexHeader) })
 }
@@ -127,14 +153,21 @@ export const make = (config: KeysClientConfig): Effect.Effect<KeysClientService,
     /** One request, its whole body read; transport failures are V2TransportError. */
     const call = (request: HttpClientRequest.HttpClientRequest): Effect.Effect<Response | undefined, KeysError> =>
       http.execute(request).pipe(
-        Effect.flatMap((res) => Effect.map(res.text, (text) => parseResponse(res.status, res.headers["x-etcd-index"], text))),
-        Effect.catchTag("RequestError", "ResponseError", (e) => Effect.fail(new V2TransportError({ message: e.message }))),
+        Effect.flatMap((res) =>
+          Effect.map(res.text, (text) => parseResponse(res.status, res.headers["x-etcd-index"], text))
+        ),
+        Effect.catchTag("RequestError", "ResponseError", (e) =>
+          Effect.fail(new V2TransportError({ message: e.message }))
+        ),
         Effect.flatMap((r) => r)
       )
 
     const must = (effect: Effect.Effect<Response | undefined, KeysError>): Effect.Effect<Response, KeysError> =>
       Effect.flatMap(effect, (r) =>
-        r === undefined ? Effect.fail(new V2ResponseError({ message: "etcd v2 answered 200 with an empty body", status: 200 })) : Effect.succeed(r))
+        r === undefined
+          ? Effect.fail(new V2ResponseError({ message: "etcd v2 answered 200 with an empty body", status: 200 }))
+          : Effect.succeed(r)
+      )
 
     const url = (key: string) => base + keysPath(key)
 
@@ -159,7 +192,9 @@ export const make = (config: KeysClientConfig): Effect.Effect<KeysClientService,
       if (options.prevIndex !== undefined) p["prevIndex"] = String(options.prevIndex)
       if (options.prevValue !== undefined) p["prevValue"] = options.prevValue
       if (options.ttl !== undefined && options.ttl > 0) p["ttl"] = String(options.ttl)
-      return must(call(HttpClientRequest.put(url(key), { urlParams: p }).pipe(HttpClientRequest.bodyUrlParams({ value }))))
+      return must(
+        call(HttpClientRequest.put(url(key), { urlParams: p }).pipe(HttpClientRequest.bodyUrlParams({ value })))
+      )
     }
 
     const del: KeysClientService["delete"] = (key, options = {}) => {

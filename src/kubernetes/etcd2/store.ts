@@ -71,9 +71,11 @@ export const make = (config: Etcd2StoreConfig): Effect.Effect<StorageService, ne
 export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): StorageService => {
   const pathPrefix = normalizePathPrefix(config.pathPrefix)
   const gr = config.groupResource
-  const resourceKey = pathPrefix + (config.resourcePrefix.startsWith("/") ? config.resourcePrefix.slice(1) : config.resourcePrefix)
+  const resourceKey =
+    pathPrefix + (config.resourcePrefix.startsWith("/") ? config.resourcePrefix.slice(1) : config.resourcePrefix)
 
-  const prepare = (key: string, recursive: boolean) => Effect.suspend(() => prepareKey(pathPrefix, config.resourcePrefix, key, recursive))
+  const prepare = (key: string, recursive: boolean) =>
+    Effect.suspend(() => prepareKey(pathPrefix, config.resourcePrefix, key, recursive))
 
   const decode = (value: string, index: number): Either.Either<KubeObject, StatusError> =>
     Either.mapLeft(decodeObject(new TextEncoder().encode(value), BigInt(index)), newInternalError)
@@ -106,7 +108,11 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
   const checkPreconditions = (key: string, p: Preconditions | undefined, obj: KubeObject): StatusError | undefined => {
     if (p === undefined) return undefined
     if (p.uid !== undefined && p.uid !== (obj.metadata.uid ?? "")) {
-      return invalidObj(gr, key, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${obj.metadata.uid ?? ""}`)
+      return invalidObj(
+        gr,
+        key,
+        `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${obj.metadata.uid ?? ""}`
+      )
     }
     if (p.resourceVersion !== undefined && p.resourceVersion !== (obj.metadata.resourceVersion ?? "")) {
       return invalidObj(
@@ -121,10 +127,13 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
   /** the current index of the resource (X-Etcd-Index of a quorum get, or of its "not found") */
   const currentIndex: Effect.Effect<number, StatusError> = keys.get(resourceKey, { quorum: true }).pipe(
     Effect.map((r) => r.etcdIndex),
-    Effect.catchAll((e) => e._tag === "KeyNotFound" ? Effect.succeed(e.index) : Effect.fail(fromKeys(e)))
+    Effect.catchAll((e) => (e._tag === "KeyNotFound" ? Effect.succeed(e.index) : Effect.fail(fromKeys(e))))
   )
 
-  const validateMinimumResourceVersion = (minimum: string | undefined, actual: number): Effect.Effect<void, StatusError> => {
+  const validateMinimumResourceVersion = (
+    minimum: string | undefined,
+    actual: number
+  ): Effect.Effect<void, StatusError> => {
     if (minimum === undefined || minimum === "") return Effect.void
     const parsed = parseResourceVersion(minimum)
     if (Either.isLeft(parsed)) return Effect.fail(newBadRequest(`invalid resource version: ${parsed.left}`))
@@ -133,29 +142,37 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
   }
 
   const create: StorageService["create"] = (key, obj, ttl) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const rv = parseResourceVersion(obj.metadata.resourceVersion)
       if (Either.isRight(rv) && rv.right !== 0n) {
         return yield* Effect.fail(newInternalError("resourceVersion should not be set on objects to be created"))
       }
       const value = textOf(obj)
-      const r = yield* keys.create(prepared, value, { ttl }).pipe(
-        Effect.catchAll((e) => Effect.fail(e._tag === "NodeExist" ? newAlreadyExists(gr, nameOf(prepared)) : fromKeys(e)))
-      )
+      const r = yield* keys
+        .create(prepared, value, { ttl })
+        .pipe(
+          Effect.catchAll((e) =>
+            Effect.fail(e._tag === "NodeExist" ? newAlreadyExists(gr, nameOf(prepared)) : fromKeys(e))
+          )
+        )
       return yield* decode(value, r.node.modifiedIndex)
     })
 
   const del: StorageService["delete"] = (key, options = {}) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
-      let orig = options.cachedExistingObject !== undefined ? yield* stateFromObject(options.cachedExistingObject) : yield* getState(prepared, false)
+      let orig =
+        options.cachedExistingObject !== undefined
+          ? yield* stateFromObject(options.cachedExistingObject)
+          : yield* getState(prepared, false)
       let origIsCurrent = options.cachedExistingObject === undefined
       for (;;) {
         const preErr = checkPreconditions(prepared, options.preconditions, orig.obj)
-        const validateErr = preErr !== undefined || options.validateDeletion === undefined
-          ? preErr
-          : yield* Effect.flip(options.validateDeletion(orig.obj)).pipe(Effect.orElseSucceed(() => undefined))
+        const validateErr =
+          preErr !== undefined || options.validateDeletion === undefined
+            ? preErr
+            : yield* Effect.flip(options.validateDeletion(orig.obj)).pipe(Effect.orElseSucceed(() => undefined))
         if (validateErr !== undefined) {
           if (origIsCurrent) return yield* Effect.fail(validateErr)
           const cachedIndex = orig.index
@@ -180,12 +197,13 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     })
 
   const guaranteedUpdate: StorageService["guaranteedUpdate"] = (key, options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const ignoreNotFound = options.ignoreNotFound === true
-      let orig = options.cachedExistingObject !== undefined
-        ? yield* stateFromObject(options.cachedExistingObject)
-        : yield* getState(prepared, ignoreNotFound)
+      let orig =
+        options.cachedExistingObject !== undefined
+          ? yield* stateFromObject(options.cachedExistingObject)
+          : yield* getState(prepared, ignoreNotFound)
       let origIsCurrent = options.cachedExistingObject === undefined
       for (;;) {
         const preErr = checkPreconditions(prepared, options.preconditions, orig.obj)
@@ -215,9 +233,10 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
         }
         const ttl = updated.right.ttl
         // a missing object (ignoreNotFound) is created; an existing one swapped on its index
-        const write = orig.index === 0
-          ? keys.create(prepared, value, { ttl })
-          : keys.compareAndSwap(prepared, value, { prevIndex: orig.index, ttl })
+        const write =
+          orig.index === 0
+            ? keys.create(prepared, value, { ttl })
+            : keys.compareAndSwap(prepared, value, { prevIndex: orig.index, ttl })
         const r = yield* Effect.either(write)
         if (Either.isLeft(r)) {
           const e = r.left
@@ -233,7 +252,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     })
 
   const get: StorageService["get"] = (key, options: GetOptions = {}) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const r = yield* Effect.either(keys.get(prepared, { quorum: true }))
       if (Either.isLeft(r)) {
@@ -248,12 +267,14 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     })
 
   const getList: StorageService["getList"] = (key, options: ListOptions) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
       const pred = options.predicate ?? Everything
       if (pred.continue !== "") {
-        return yield* Effect.fail(newBadRequest("continue is not supported by the etcd2 storage (etcd v2 cannot page a list)"))
+        return yield* Effect.fail(
+          newBadRequest("continue is not supported by the etcd2 storage (etcd v2 cannot page a list)")
+        )
       }
       const r = yield* Effect.either(keys.get(prepared, { recursive, quorum: true, sorted: true }))
       let index: number
@@ -268,7 +289,8 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       if (options.resourceVersion !== undefined && options.resourceVersion !== "") {
         const parsed = parseResourceVersion(options.resourceVersion)
         if (Either.isLeft(parsed)) return yield* Effect.fail(newBadRequest(`invalid resource version: ${parsed.left}`))
-        if (parsed.right > BigInt(index)) return yield* Effect.fail(newTooLargeResourceVersion(parsed.right, BigInt(index), 0))
+        if (parsed.right > BigInt(index))
+          return yield* Effect.fail(newTooLargeResourceVersion(parsed.right, BigInt(index), 0))
         // v2 reads only the present: an exact older index is gone
         if (options.resourceVersionMatch === "Exact" && parsed.right !== 0n && parsed.right < BigInt(index)) {
           return yield* Effect.fail(newResourceExpired(LIST_TOO_OLD))
@@ -285,7 +307,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     })
 
   const watch: StorageService["watch"] = (key, options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
       const rv = parseWatchResourceVersion(options.resourceVersion, gr)
@@ -301,7 +323,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     })
 
   const stats: StorageService["stats"] = (key) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, true)
       const r = yield* Effect.either(keys.get(prepared.replace(/\/+$/, ""), { recursive: true, quorum: true }))
       if (Either.isLeft(r)) {
@@ -321,7 +343,9 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     stats,
     readinessCheck: Effect.asVoid(currentIndex),
     requestWatchProgress: Effect.fail(
-      new InternalError({ message: "RequestWatchProgress is not supported by the etcd2 storage: etcd v2 has no progress notifications" })
+      new InternalError({
+        message: "RequestWatchProgress is not supported by the etcd2 storage: etcd v2 has no progress notifications"
+      })
     ),
     getCurrentResourceVersion: Effect.map(currentIndex, BigInt),
     // v2 keeps a 1000-event window instead of compacting
@@ -329,11 +353,11 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
   }
 }
 
-
 const textOf = (obj: KubeObject): string => decoder.decode(encodeObject(obj))
 
 /** The etcd2 store as a Layer providing `Storage` over `KeysClient`. */
-export const layer = (config: Etcd2StoreConfig): Layer.Layer<Storage, never, KeysClient> => Layer.effect(Storage, make(config))
+export const layer = (config: Etcd2StoreConfig): Layer.Layer<Storage, never, KeysClient> =>
+  Layer.effect(Storage, make(config))
 
 /** `Etcd2Store.make` / `makeWith` / `layer` */
 export const Etcd2Store = { make, makeWith, layer } as const

@@ -5,7 +5,8 @@
  */
 import { Either } from "effect"
 
-export const ErrInvalidStartRV = "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+export const ErrInvalidStartRV =
+  "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
 export const ErrEmptyStartKey = "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)"
 export const ErrGenericInvalidKey = "continue key is not valid"
 export const ErrUnrecognizedEncodedVersion = "continue key is not valid: server does not recognize this encoded version"

@@ -108,7 +108,11 @@ export interface StorageService {
    * The same watch into a sink, for storages that can deliver without a fiber per watcher (the
    * Cacher). Use `watchInto` (storage/watch-sink.ts), which falls back to the Stream.
    */
-  readonly watchSink?: (key: string, options: ListOptions, sink: WatchSink) => Effect.Effect<WatchHandle, StatusError, Scope.Scope>
+  readonly watchSink?: (
+    key: string,
+    options: ListOptions,
+    sink: WatchSink
+  ) => Effect.Effect<WatchHandle, StatusError, Scope.Scope>
   /** storage.Interface.Get; undefined only with ignoreNotFound */
   readonly get: (key: string, options?: GetOptions) => Effect.Effect<KubeObject | undefined, StatusError>
   /** storage.Interface.GetList */

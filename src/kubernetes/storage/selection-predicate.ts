@@ -74,7 +74,10 @@ export const matchesSingle = (p: SelectionPredicate): string | undefined =>
   p.continue !== "" ? undefined : p.field.requiresExactMatch("metadata.name")
 
 /** A predicate from its parts (unset parts select everything). */
-export const selectionPredicate = (parts: Partial<SelectionPredicate>): SelectionPredicate => ({ ...Everything, ...parts })
+export const selectionPredicate = (parts: Partial<SelectionPredicate>): SelectionPredicate => ({
+  ...Everything,
+  ...parts
+})
 
 export interface PredicateQuery {
   readonly labelSelector?: string | undefined
@@ -92,9 +95,15 @@ export interface PredicateQuery {
  * does not parse (the message of labels.Parse / fields.ParseSelector, verbatim).
  */
 export const parsePredicate = (q: PredicateQuery): Either.Either<SelectionPredicate, BadRequest> => {
-  const label = q.labelSelector === undefined || q.labelSelector === "" ? Either.right(Labels.everything) : Labels.parse(q.labelSelector)
+  const label =
+    q.labelSelector === undefined || q.labelSelector === ""
+      ? Either.right(Labels.everything)
+      : Labels.parse(q.labelSelector)
   if (Either.isLeft(label)) return Either.left(newBadRequest(label.left))
-  const field = q.fieldSelector === undefined || q.fieldSelector === "" ? Either.right(Fields.everything) : Fields.parseSelector(q.fieldSelector)
+  const field =
+    q.fieldSelector === undefined || q.fieldSelector === ""
+      ? Either.right(Fields.everything)
+      : Fields.parseSelector(q.fieldSelector)
   if (Either.isLeft(field)) return Either.left(newBadRequest(field.left))
   if (q.supportedFields !== undefined) {
     const unsupported = field.right.terms.find((t) => !q.supportedFields!.includes(t.field))

@@ -26,14 +26,12 @@ export const objectResourceVersion = (rv: string | undefined): Either.Either<big
  * A watch's resourceVersion: the storage's InvalidError as the registry reports it (422,
  * `<resource> "" is invalid: resourceVersion: Invalid value: …`).
  */
-export const parseWatchResourceVersion = (
-  rv: string | undefined,
-  gr: GroupResource
-): Either.Either<bigint, Invalid> =>
+export const parseWatchResourceVersion = (rv: string | undefined, gr: GroupResource): Either.Either<bigint, Invalid> =>
   Either.mapLeft(parseResourceVersion(rv), (msg) =>
     newInvalid({ group: gr.group, kind: gr.resource }, "", [
       { type: "FieldValueInvalid", field: "resourceVersion", message: msg.slice("resourceVersion: ".length) }
-    ]))
+    ])
+  )
 
 /** A list's or get's resourceVersion: 400 `invalid resource version: …` (etcd3/store.go). */
 export const parseListResourceVersion = (rv: string | undefined): Either.Either<bigint, BadRequest> =>

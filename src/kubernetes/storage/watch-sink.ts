@@ -14,7 +14,7 @@ export const watchInto = (
   sink: WatchSink
 ): Effect.Effect<WatchHandle, StatusError, Scope.Scope> => {
   if (storage.watchSink !== undefined) return storage.watchSink(key, options, sink)
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     const events = yield* storage.watch(key, options)
     let wake: (() => void) | undefined
     let resumed = false
@@ -29,7 +29,8 @@ export const watchInto = (
         resumed = false
         // a resume during push (the sink drained at once) needs no wait
         return sink.push(Array.from(chunk)) || resumed ? Effect.void : drained
-      })).pipe(Effect.ensuring(Effect.sync(() => sink.end())), Effect.forkScoped)
+      })
+    ).pipe(Effect.ensuring(Effect.sync(() => sink.end())), Effect.forkScoped)
     return {
       resume: () => {
         resumed = true

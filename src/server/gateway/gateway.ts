@@ -132,7 +132,9 @@ const guarded = (res: Http.ServerResponse, f: () => void): void => {
 /** The grpc-js codecs of a method (the Watch responses arrive pre-encoded: passed through). */
 const codec = (route: Route) => {
   const def = serviceDefinition(route.service)[route.method]!
-  const method = root().lookupService(`etcdserverpb.${route.service}`).methods[route.method]!.resolve() as protobufjs.Method
+  const method = root()
+    .lookupService(`etcdserverpb.${route.service}`)
+    .methods[route.method]!.resolve() as protobufjs.Method
   return {
     def,
     requestType: method.resolvedRequestType!,
@@ -144,7 +146,11 @@ const codec = (route: Route) => {
 type Codec = ReturnType<typeof codec>
 
 /** Decoded JSON → the handler's request: encode with protobufjs, decode with the method's codec. */
-const toRequest = (c: Codec, value: JsonValue, maxRequestBytes: number): { ok: unknown } | { error: string; code: number } => {
+const toRequest = (
+  c: Codec,
+  value: JsonValue,
+  maxRequestBytes: number
+): { ok: unknown } | { error: string; code: number } => {
   const decoded = decodeMessage(c.requestType, value)
   if (Either.isLeft(decoded)) return { error: decoded.left, code: GrpcCode.InvalidArgument }
   const bytes = c.requestType.encode(c.requestType.fromObject(decoded.right)).finish()
@@ -212,35 +218,39 @@ const serveUnary = (
   res: Http.ServerResponse
 ): void =>
   // JSON text is larger than the message it encodes; the message's own limit is checked after
-  readBody(req, options.maxRequestBytes * 4 + 4096, (text) => guarded(res, () => {
-    if (text === undefined) {
-      return sendError(res, GrpcCode.ResourceExhausted, "grpc: received message larger than max")
-    }
-    const next = decodeNext(text, 0, true)
-    if (next instanceof JsonSyntaxError) return sendError(res, GrpcCode.InvalidArgument, next.message)
-    const value: JsonValue = next._tag === "Value" ? next.value : { _tag: "object", raw: "{}", fields: [] }
-    const request = toRequest(c, value, options.maxRequestBytes)
-    // a message over the gRPC limit is the call's error in etcd (its server refuses it)
-    if ("error" in request) return sendError(res, request.code, request.error, request.code !== GrpcCode.InvalidArgument)
-    const call = new UnaryCall(request.ok)
-    forwardToken(req, call.metadata)
-    res.once("close", () => {
-      if (!res.writableFinished) call.cancel()
-    })
-    handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, value) =>
-      guarded(res, () => {
-        if (err !== null && err !== undefined) {
-          return sendError(res, err.code ?? GrpcCode.Unknown, err.details ?? "", true)
-        }
-        const body = responseJson(c, value)
-        res.writeHead(200, {
-          "content-type": JSON_TYPE,
-          "grpc-metadata-content-type": "application/grpc",
-          "content-length": Buffer.byteLength(body)
+  readBody(req, options.maxRequestBytes * 4 + 4096, (text) =>
+    guarded(res, () => {
+      if (text === undefined) {
+        return sendError(res, GrpcCode.ResourceExhausted, "grpc: received message larger than max")
+      }
+      const next = decodeNext(text, 0, true)
+      if (next instanceof JsonSyntaxError) return sendError(res, GrpcCode.InvalidArgument, next.message)
+      const value: JsonValue = next._tag === "Value" ? next.value : { _tag: "object", raw: "{}", fields: [] }
+      const request = toRequest(c, value, options.maxRequestBytes)
+      // a message over the gRPC limit is the call's error in etcd (its server refuses it)
+      if ("error" in request)
+        return sendError(res, request.code, request.error, request.code !== GrpcCode.InvalidArgument)
+      const call = new UnaryCall(request.ok)
+      forwardToken(req, call.metadata)
+      res.once("close", () => {
+        if (!res.writableFinished) call.cancel()
+      })
+      handler(call as unknown as grpc.ServerUnaryCall<unknown, unknown>, (err, value) =>
+        guarded(res, () => {
+          if (err !== null && err !== undefined) {
+            return sendError(res, err.code ?? GrpcCode.Unknown, err.details ?? "", true)
+          }
+          const body = responseJson(c, value)
+          res.writeHead(200, {
+            "content-type": JSON_TYPE,
+            "grpc-metadata-content-type": "application/grpc",
+            "content-length": Buffer.byteLength(body)
+          })
+          res.end(body)
         })
-        res.end(body)
-      }))
-  }))
+      )
+    })
+  )
 
 /**
  * A bidi call's surface (grpc-bridge.ts' readBatch/writeAll, end, emit('error')): an object-mode
@@ -270,9 +280,9 @@ class StreamCall extends Duplex {
 /** grpc-gateway's stream error chunk (runtime.StreamError). */
 const streamError = (code: number, message: string): string => {
   const status = httpStatusFromCode(code)
-  return `{"error":{"grpc_code":${code},"http_code":${status},"message":${goJsonString(message)},"http_status":${
-    goJsonString(STATUS_TEXT[status] ?? "")
-  }}}`
+  return `{"error":{"grpc_code":${code},"http_code":${status},"message":${goJsonString(message)},"http_status":${goJsonString(
+    STATUS_TEXT[status] ?? ""
+  )}}}`
 }
 
 const serveStream = (
@@ -300,7 +310,9 @@ const serveStream = (
     } catch (e) {
       // a response we cannot write (a bug): the stream ends as a failed one would
       call.cancel()
-      finish(streamError(GrpcCode.Internal, `etcd-effect: internal error: ${e instanceof Error ? e.message : String(e)}`))
+      finish(
+        streamError(GrpcCode.Internal, `etcd-effect: internal error: ${e instanceof Error ? e.message : String(e)}`)
+      )
       return done()
     }
     startResponse()
@@ -404,10 +416,7 @@ const serveStream = (
 /**
  * The gateway as a request handler for /v3/ and /v3beta/ paths; `next` gets everything else.
  */
-export const makeGatewayHandler = (
-  services: ServiceHandlers,
-  options: GatewayOptions
-) => {
+export const makeGatewayHandler = (services: ServiceHandlers, options: GatewayOptions) => {
   const codecs = new Map<Route, Codec>()
   return (req: Http.IncomingMessage, res: Http.ServerResponse, next: () => void): void => {
     const pathname = (req.url ?? "/").split("?")[0]!
@@ -416,7 +425,7 @@ export const makeGatewayHandler = (
     if (route === undefined) return sendPlain(res, 404, "Not Found")
     if (req.method !== "POST") return sendPlain(res, 405, "Method Not Allowed")
     let c = codecs.get(route)
-    if (c === undefined) codecs.set(route, c = codec(route))
+    if (c === undefined) codecs.set(route, (c = codec(route)))
     const handler = services[route.service][route.method]
     if (route.kind === "unary") {
       serveUnary(handler as grpc.handleUnaryCall<unknown, unknown>, c, options, req, res)
@@ -425,4 +434,3 @@ export const makeGatewayHandler = (
     }
   }
 }
-

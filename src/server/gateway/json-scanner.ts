@@ -29,11 +29,11 @@ class Incomplete {
 /** Go's quoteChar: the offending character as the scanner prints it. */
 const quoteChar = (c: string): string => {
   if (c === "'") return "'\\''"
-  if (c === "\"") return "'\"'"
+  if (c === '"') return "'\"'"
   const q = JSON.stringify(c)
   const code = c.codePointAt(0)!
   // strconv.Quote writes control characters as \x.. (JSON.stringify as \u00..)
-  if (code < 0x20 && q.startsWith("\"\\u")) return `'\\x${code.toString(16).padStart(2, "0")}'`
+  if (code < 0x20 && q.startsWith('"\\u')) return `'\\x${code.toString(16).padStart(2, "0")}'`
   return `'${q.slice(1, -1)}'`
 }
 
@@ -47,7 +47,12 @@ const isHex = (c: string | undefined) => c !== undefined && /^[0-9a-fA-F]$/.test
 export const MAX_DEPTH = 10000
 
 type Frame =
-  | { readonly kind: "object"; readonly start: number; readonly fields: Array<readonly [string, JsonValue]>; key: string }
+  | {
+      readonly kind: "object"
+      readonly start: number
+      readonly fields: Array<readonly [string, JsonValue]>
+      key: string
+    }
   | { readonly kind: "array"; readonly start: number; readonly items: Array<JsonValue> }
 
 class Parser {
@@ -73,7 +78,7 @@ class Parser {
       case "{":
       case "[":
         return undefined
-      case "\"": {
+      case '"': {
         const value = this.string("in string literal")
         return { _tag: "string", raw: this.text.slice(start, this.pos), value }
       }
@@ -108,15 +113,15 @@ class Parser {
         if (stack.length >= MAX_DEPTH) throw invalid(open, "exceeded max depth")
         this.pos++
         this.skipSpace()
-        const frame: Frame = open === "{"
-          ? { kind: "object", start, fields: [], key: "" }
-          : { kind: "array", start, items: [] }
+        const frame: Frame =
+          open === "{" ? { kind: "object", start, fields: [], key: "" } : { kind: "array", start, items: [] }
         const close = open === "{" ? "}" : "]"
         if (this.peek() === close) {
           this.pos++
-          done = frame.kind === "object"
-            ? { _tag: "object", raw: this.text.slice(start, this.pos), fields: frame.fields }
-            : { _tag: "array", raw: this.text.slice(start, this.pos), items: frame.items }
+          done =
+            frame.kind === "object"
+              ? { _tag: "object", raw: this.text.slice(start, this.pos), fields: frame.fields }
+              : { _tag: "array", raw: this.text.slice(start, this.pos), items: frame.items }
         } else {
           if (frame.kind === "object") frame.key = this.key()
           stack.push(frame)
@@ -154,7 +159,7 @@ class Parser {
   /** An object key and its colon, at pos. */
   key(): string {
     const c = this.peek()
-    if (c !== "\"") throw invalid(c, "looking for beginning of object key string")
+    if (c !== '"') throw invalid(c, "looking for beginning of object key string")
     const key = this.string("in string literal")
     this.skipSpace()
     const colon = this.peek()
@@ -198,7 +203,7 @@ class Parser {
     this.pos++
     for (;;) {
       const c = this.peek()
-      if (c === "\"") {
+      if (c === '"') {
         this.pos++
         break
       }
@@ -214,7 +219,7 @@ class Parser {
           }
           continue
         }
-        if (!"\"\\/bfnrt".includes(e)) throw invalid(e, "in string escape code")
+        if (!'"\\/bfnrt'.includes(e)) throw invalid(e, "in string escape code")
         this.pos++
         continue
       }

@@ -46,9 +46,10 @@ const JsonValueSchema = Schema.declare(
 )
 
 /** encoding/json's name of a JSON value's kind in "cannot unmarshal X into …". */
-const kindName = (v: JsonValue): string => v._tag === "bool" ? "bool" : v._tag
+const kindName = (v: JsonValue): string => (v._tag === "bool" ? "bool" : v._tag)
 
-const cannotUnmarshal = (what: string, goType: string) => `json: cannot unmarshal ${what} into Go value of type ${goType}`
+const cannotUnmarshal = (what: string, goType: string) =>
+  `json: cannot unmarshal ${what} into Go value of type ${goType}`
 
 /** A leaf decoder: the value, or Go's error text. */
 type Leaf = (v: JsonValue) => unknown | GoError
@@ -78,15 +79,17 @@ const goInteger = (v: JsonValue, goType: string, range: readonly [bigint, bigint
 }
 
 /** jsonpb's numbers: a string's text between the quotes is read again as JSON (json.Unmarshal). */
-const numeric = (goType: string, range: readonly [bigint, bigint]): Leaf => (v) => {
-  let value = v
-  if (v._tag === "string") {
-    const inner = unmarshal(v.raw.slice(1, -1))
-    if (inner instanceof JsonSyntaxError) return new GoError(inner.message)
-    value = inner
+const numeric =
+  (goType: string, range: readonly [bigint, bigint]): Leaf =>
+  (v) => {
+    let value = v
+    if (v._tag === "string") {
+      const inner = unmarshal(v.raw.slice(1, -1))
+      if (inner instanceof JsonSyntaxError) return new GoError(inner.message)
+      value = inner
+    }
+    return goInteger(value, goType, range)
   }
-  return goInteger(value, goType, range)
-}
 
 const bool: Leaf = (v) =>
   v._tag === "bool" ? v.value : v._tag === "null" ? false : new GoError(cannotUnmarshal(kindName(v), "bool"))
@@ -173,10 +176,8 @@ const listSchema = (item: Schema.Schema<unknown, JsonValue>): Schema.Schema<Read
       v._tag === "array"
         ? ParseResult.succeed(v.items)
         : v._tag === "null"
-        ? ParseResult.succeed([])
-        : ParseResult.fail(
-          new ParseResult.Type(ast, v, cannotUnmarshal(kindName(v), "[]json.RawMessage"))
-        ),
+          ? ParseResult.succeed([])
+          : ParseResult.fail(new ParseResult.Type(ast, v, cannotUnmarshal(kindName(v), "[]json.RawMessage"))),
     encode: (a, _, ast) => ParseResult.fail(new ParseResult.Forbidden(ast, a, "the gateway only reads requests"))
   })
 
@@ -198,11 +199,12 @@ export const requestSchema = (type: protobufjs.Type): Schema.Schema<Record<strin
   const fields: Record<string, Schema.PropertySignature.All> = {}
   for (const f of ordered) {
     const resolved = f.resolve().resolvedType
-    const item: Schema.Schema<unknown, JsonValue> = resolved instanceof protobufjs.Type
-      ? Schema.suspend(() => requestSchema(resolved) as Schema.Schema<unknown, JsonValue>)
-      : resolved instanceof protobufjs.Enum
-      ? leafSchema(enumLeaf(resolved))
-      : leafSchema(scalarLeaf(f.type))
+    const item: Schema.Schema<unknown, JsonValue> =
+      resolved instanceof protobufjs.Type
+        ? Schema.suspend(() => requestSchema(resolved) as Schema.Schema<unknown, JsonValue>)
+        : resolved instanceof protobufjs.Enum
+          ? leafSchema(enumLeaf(resolved))
+          : leafSchema(scalarLeaf(f.type))
     fields[f.name] = Schema.optionalWith(f.repeated ? listSchema(item) : item, { exact: true })
   }
   const struct = Schema.Struct(fields) as unknown as Schema.Schema<Record<string, unknown>, Record<string, JsonValue>>
@@ -235,7 +237,11 @@ export const requestSchema = (type: protobufjs.Type): Schema.Schema<Record<strin
 
 /** The first leaf message of a parse issue: jsonpb's error text. */
 const issueMessage = (issue: ParseResult.ParseIssue): string => {
-  const node = issue as { readonly message?: string; readonly issue?: ParseResult.ParseIssue; readonly issues?: unknown }
+  const node = issue as {
+    readonly message?: string
+    readonly issue?: ParseResult.ParseIssue
+    readonly issues?: unknown
+  }
   if (node.issue !== undefined) return issueMessage(node.issue)
   if (node.issues !== undefined) {
     const first = Array.isArray(node.issues) ? node.issues[0] : node.issues
@@ -251,10 +257,7 @@ export const decodeMessage = (
 ): Either.Either<Record<string, unknown>, string> => {
   // jsonpb: a top-level null is an empty message
   if (value._tag === "null") return Either.right({})
-  return Either.mapLeft(
-    ParseResult.decodeUnknownEither(requestSchema(type))(value, { errors: "first" }),
-    issueMessage
-  )
+  return Either.mapLeft(ParseResult.decodeUnknownEither(requestSchema(type))(value, { errors: "first" }), issueMessage)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,11 +306,11 @@ export const marshal = (type: protobufjs.Type, message: Record<string, unknown>)
     if (f.repeated) {
       const list = (v ?? []) as ReadonlyArray<unknown>
       if (list.length === 0) continue
-      text = `[${
-        list.map((item) =>
+      text = `[${list
+        .map((item) =>
           resolved instanceof protobufjs.Type ? marshal(resolved, item as Record<string, unknown>) : scalarJson(f, item)
-        ).join(",")
-      }]`
+        )
+        .join(",")}]`
     } else if (resolved instanceof protobufjs.Type) {
       if (v === null || v === undefined) continue
       text = marshal(resolved, v as Record<string, unknown>)

@@ -23,7 +23,7 @@ const PATHS: Record<string, Route> = {
   "kv/deleterange": unary("KV", "DeleteRange"),
   "kv/txn": unary("KV", "Txn"),
   "kv/compaction": unary("KV", "Compact"),
-  "watch": bidi("Watch", "Watch"),
+  watch: bidi("Watch", "Watch"),
   "lease/grant": unary("Lease", "LeaseGrant"),
   "lease/revoke": unary("Lease", "LeaseRevoke"),
   // etcd 3.4 still answers the paths of 3.3 for these (additional_bindings)

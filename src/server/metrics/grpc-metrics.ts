@@ -30,10 +30,12 @@ export type GrpcType = "unary" | "client_stream" | "server_stream" | "bidi_strea
 /** go-grpc-prometheus' typeFromMethodInfo. */
 const grpcType = (def: { readonly requestStream: boolean; readonly responseStream: boolean }): GrpcType =>
   def.requestStream
-    ? def.responseStream ? "bidi_stream" : "client_stream"
+    ? def.responseStream
+      ? "bidi_stream"
+      : "client_stream"
     : def.responseStream
-    ? "server_stream"
-    : "unary"
+      ? "server_stream"
+      : "unary"
 
 /** One method's counters; the bridge calls onStart/onEnd once per call. */
 export class MethodCounters implements MethodMetrics {

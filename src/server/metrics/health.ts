@@ -106,16 +106,19 @@ export interface CheckReport {
 
 /** Runs the checks in order (etcd's runHealthChecks). */
 export const runChecks = (checks: ReadonlyArray<HealthCheck>): Effect.Effect<CheckReport> =>
-  Effect.map(Effect.forEach(checks, (c) => c.run), (results) => {
-    let text = ""
-    let allOk = true
-    results.forEach((error, i) => {
-      const name = checks[i]!.name
-      if (error === undefined) text += `[+]${name} ok\n`
-      else {
-        allOk = false
-        text += `[-]${name} failed: ${error}\n`
-      }
-    })
-    return { ok: allOk, text }
-  })
+  Effect.map(
+    Effect.forEach(checks, (c) => c.run),
+    (results) => {
+      let text = ""
+      let allOk = true
+      results.forEach((error, i) => {
+        const name = checks[i]!.name
+        if (error === undefined) text += `[+]${name} ok\n`
+        else {
+          allOk = false
+          text += `[-]${name} failed: ${error}\n`
+        }
+      })
+      return { ok: allOk, text }
+    }
+  )

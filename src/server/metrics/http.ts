@@ -25,14 +25,7 @@ import type { ListenAddress } from "../config.js"
 import { boundUrl, listenError } from "../listener.js"
 import type { ServeError } from "../serve-error.js"
 import type { TlsSource } from "../tls-context.js"
-import {
-  checkHealth,
-  type HealthCheck,
-  type HealthCounters,
-  livezChecks,
-  readyzChecks,
-  runChecks
-} from "./health.js"
+import { checkHealth, type HealthCheck, type HealthCounters, livezChecks, readyzChecks, runChecks } from "./health.js"
 import { type Collector, CONTENT_TYPE, writeFamilies } from "./prometheus.js"
 
 export interface MetricsEndpoints {
@@ -63,9 +56,7 @@ const requestUrl = Effect.map(HttpServerRequest.HttpServerRequest, (req) => ({
 }))
 
 /** Only GET, as etcd's health handlers. */
-const getOnly = <E, R>(
-  handler: (url: URL) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-) =>
+const getOnly = <E, R>(handler: (url: URL) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.flatMap(requestUrl, (r) => (r.method === "GET" ? handler(r.url) : Effect.succeed(methodNotAllowed)))
 
 const metrics = (collectors: ReadonlyArray<Collector>) =>
@@ -80,23 +71,26 @@ const metrics = (collectors: ReadonlyArray<Collector>) =>
         contentType: CONTENT_TYPE,
         headers: { "content-encoding": "gzip", vary: "Accept-Encoding" }
       })
-    }))
+    })
+  )
 
 const health = (endpoints: MetricsEndpoints) =>
   getOnly((url) =>
     Effect.map(
-      checkHealth(endpoints.store, {
-        serializable: url.searchParams.get("serializable") === "true",
-        exclude: new Set(url.searchParams.getAll("exclude").filter((a) => a !== ""))
-      }, endpoints.alarms),
+      checkHealth(
+        endpoints.store,
+        {
+          serializable: url.searchParams.get("serializable") === "true",
+          exclude: new Set(url.searchParams.getAll("exclude").filter((a) => a !== ""))
+        },
+        endpoints.alarms
+      ),
       (h) => {
         if (h.health === "true") endpoints.health.success++
         else endpoints.health.failures++
         const json = JSON.stringify({ health: h.health, reason: h.reason })
         // etcd writes the JSON without a Content-Type, so Go's sniffing makes it text/plain
-        return h.health === "true"
-          ? HttpServerResponse.text(json, { contentType: TEXT })
-          : httpError(503, json)
+        return h.health === "true" ? HttpServerResponse.text(json, { contentType: TEXT }) : httpError(503, json)
       }
     )
   )
@@ -107,23 +101,33 @@ const checks = (pick: (url: URL) => ReadonlyArray<HealthCheck>) =>
     Effect.map(runChecks(pick(url)), (report) =>
       report.ok
         ? HttpServerResponse.text(`${url.searchParams.has("verbose") ? report.text : ""}ok\n`, {
-          contentType: TEXT,
-          headers: { "x-content-type-options": "nosniff" }
-        })
+            contentType: TEXT,
+            headers: { "x-content-type-options": "nosniff" }
+          })
         : httpError(503, report.text)
     )
   )
 
 /** A check registry at `root`, and each check alone at root/name (etcd's CheckRegistry). */
-const registry = (root: `/${string}`, all: ReadonlyArray<HealthCheck>) =>
-<E, R>(router: HttpRouter.HttpRouter<E, R>): HttpRouter.HttpRouter<E, R> => {
-  let out = HttpRouter.all(router, root, checks((url) => {
-    const excluded = new Set(url.searchParams.getAll("exclude"))
-    return all.filter((c) => !excluded.has(c.name))
-  }))
-  for (const check of all) out = HttpRouter.all(out, `${root}/${check.name}`, checks(() => [check]))
-  return out
-}
+const registry =
+  (root: `/${string}`, all: ReadonlyArray<HealthCheck>) =>
+  <E, R>(router: HttpRouter.HttpRouter<E, R>): HttpRouter.HttpRouter<E, R> => {
+    let out = HttpRouter.all(
+      router,
+      root,
+      checks((url) => {
+        const excluded = new Set(url.searchParams.getAll("exclude"))
+        return all.filter((c) => !excluded.has(c.name))
+      })
+    )
+    for (const check of all)
+      out = HttpRouter.all(
+        out,
+        `${root}/${check.name}`,
+        checks(() => [check])
+      )
+    return out
+  }
 
 /**
  * etcd's /version: the server's version and the cluster's (its major.minor.0), GET only, JSON.
@@ -176,13 +180,14 @@ const listen = (
   endpoints: MetricsEndpoints,
   tls: TlsSource | undefined
 ): Effect.Effect<string, ServeError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let node: Http.Server | undefined
     // URL hostnames keep IPv6 brackets ("[::1]"); listen() wants the bare address
     const host = addr.host.replace(/^\[(.*)\]$/, "$1")
     const make = () => (node = addr.https && tls !== undefined ? httpsServer(tls) : Http.createServer())
-    const server = yield* NodeHttpServer.make(make, { host, port: addr.port })
-      .pipe(Effect.mapError((e) => listenError(addr, e.cause)))
+    const server = yield* NodeHttpServer.make(make, { host, port: addr.port }).pipe(
+      Effect.mapError((e) => listenError(addr, e.cause))
+    )
     // runs before the platform's close (which waits for every connection): a scrape or health
     // check in flight gets a second, idle keep-alive connections none
     yield* Effect.addFinalizer(() =>

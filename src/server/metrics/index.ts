@@ -47,4 +47,7 @@ export interface HttpEndpoints {
  * --listen-metrics-urls listeners of the same endpoints (without /version), in the current scope.
  */
 export const startHttpEndpoints = (sources: MetricsSources): Effect.Effect<HttpEndpoints, never, Scope.Scope> =>
-  Effect.flatMap(Effect.promise(() => import("./listener.js")), (listener) => listener.start(sources))
+  Effect.flatMap(
+    Effect.promise(() => import("./listener.js")),
+    (listener) => listener.start(sources)
+  )

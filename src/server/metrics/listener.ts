@@ -13,7 +13,7 @@ import { processCollector } from "./process-metrics.js"
 import { serverCollector } from "./server-metrics.js"
 
 export const start = (sources: MetricsSources): Effect.Effect<HttpEndpoints, never, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const health = new HealthCounters()
     const collectors = [
       serverCollector({ version: sources.version, memberId: sources.memberId, health }),

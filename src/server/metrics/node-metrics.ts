@@ -43,7 +43,7 @@ const versionLabels = (): Record<string, string> => {
 }
 
 /** Starts the runtime's observers in the current scope; the collector reads (and resets) them. */
-export const makeNodeCollector: Effect.Effect<Collector, never, Scope.Scope> = Effect.gen(function*() {
+export const makeNodeCollector: Effect.Effect<Collector, never, Scope.Scope> = Effect.gen(function* () {
   const delay = yield* Effect.acquireRelease(
     Effect.sync(() => {
       const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS })

@@ -35,7 +35,10 @@ const openFds = (): number | undefined => {
 /** The soft limit on open files ("Max open files" in /proc/self/limits); "unlimited" is +Inf. */
 const maxFds = (): number | undefined => {
   try {
-    const line = fs.readFileSync("/proc/self/limits", "latin1").split("\n").find((l) => l.startsWith("Max open files"))
+    const line = fs
+      .readFileSync("/proc/self/limits", "latin1")
+      .split("\n")
+      .find((l) => l.startsWith("Max open files"))
     const soft = line?.slice("Max open files".length).trim().split(/\s+/)[0]
     if (soft === undefined) return undefined
     return soft === "unlimited" ? Infinity : Number(soft)

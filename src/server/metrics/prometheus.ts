@@ -37,7 +37,7 @@ const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/
 
 const escapeHelp = (s: string): string => s.replace(/\\/g, "\\\\").replace(/\n/g, "\\n")
 
-const escapeLabelValue = (s: string): string => s.replace(/\\/g, "\\\\").replace(/"/g, "\\\"").replace(/\n/g, "\\n")
+const escapeLabelValue = (s: string): string => s.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")
 
 /** A sample value as the format spells it (Go's ParseFloat reads every form JS prints). */
 export const formatValue = (v: number): string =>

@@ -5,7 +5,8 @@ import * as Fields from "../../../src/kubernetes/api/fields.js"
 import { parsePredicate, matches } from "../../../src/kubernetes/storage/selection-predicate.js"
 
 const ok = (s: string) => Either.getOrThrowWith(Fields.parseSelector(s), (e) => new Error(e))
-const err = (s: string) => Either.match(Fields.parseSelector(s), { onLeft: (e) => e, onRight: (sel) => `parsed: ${sel.toString()}` })
+const err = (s: string) =>
+  Either.match(Fields.parseSelector(s), { onLeft: (e) => e, onRight: (sel) => `parsed: ${sel.toString()}` })
 
 describe("field selectors (fields.ParseSelector)", () => {
   it("parses =, == and !=, sorted, with escapes", () => {
@@ -30,13 +31,17 @@ describe("field selectors (fields.ParseSelector)", () => {
     expect(err("a=b\\x")).toBe("invalid field selector: invalid escape sequence: \\x")
     expect(err("a=b\\")).toBe("invalid field selector: invalid escape sequence: \\")
   })
-  it.prop("escape/unescape round-trip and parse(toString) is stable", [fc.string(), fc.string({ maxLength: 10 })], ([value, field]) => {
-    expect(Fields.unescapeValue(Fields.escapeValue(value))).toEqual(Either.right(value))
-    const f = field.replace(/[=!,\\]/g, "") || "f"
-    const sel = Fields.selectorFromSet({ [f]: value })
-    expect(ok(sel.toString()).toString()).toBe(sel.toString())
-    expect(ok(sel.toString()).matches({ [f]: value })).toBe(true)
-  })
+  it.prop(
+    "escape/unescape round-trip and parse(toString) is stable",
+    [fc.string(), fc.string({ maxLength: 10 })],
+    ([value, field]) => {
+      expect(Fields.unescapeValue(Fields.escapeValue(value))).toEqual(Either.right(value))
+      const f = field.replace(/[=!,\\]/g, "") || "f"
+      const sel = Fields.selectorFromSet({ [f]: value })
+      expect(ok(sel.toString()).toString()).toBe(sel.toString())
+      expect(ok(sel.toString()).matches({ [f]: value })).toBe(true)
+    }
+  )
 })
 
 describe("parsePredicate (the list/watch query)", () => {
@@ -44,7 +49,9 @@ describe("parsePredicate (the list/watch query)", () => {
     const bad = Either.flip(parsePredicate({ labelSelector: "x in (a" }))
     expect(Either.getOrThrow(bad)._tag).toBe("BadRequest")
     expect(Either.getOrThrow(bad).message).toBe("unable to parse requirement: found '', expected: ',' or ')'")
-    const field = Either.getOrThrow(Either.flip(parsePredicate({ fieldSelector: "spec.foo=bar", supportedFields: ["metadata.name"] })))
+    const field = Either.getOrThrow(
+      Either.flip(parsePredicate({ fieldSelector: "spec.foo=bar", supportedFields: ["metadata.name"] }))
+    )
     expect(field.message).toBe("field label not supported: spec.foo")
   })
   it("selects by labels AND fields", () => {

@@ -4,7 +4,8 @@ import { describe, expect } from "vitest"
 import * as Labels from "../../../src/kubernetes/api/labels.js"
 
 const ok = (s: string) => Either.getOrThrowWith(Labels.parse(s), (e) => new Error(e))
-const err = (s: string) => Either.match(Labels.parse(s), { onLeft: (e) => e, onRight: (sel) => `parsed: ${sel.toString()}` })
+const err = (s: string) =>
+  Either.match(Labels.parse(s), { onLeft: (e) => e, onRight: (sel) => `parsed: ${sel.toString()}` })
 
 describe("label selectors (labels.Parse)", () => {
   it("parses every operator and prints the canonical form, sorted by key", () => {
@@ -56,9 +57,11 @@ describe("label selectors (labels.Parse)", () => {
     expect(err("!x=a")).toBe("found '=', expected: ',' or 'end of string'")
     expect(err("x=!a")).toBe("unable to parse requirement: found '!', expected: identifier")
     // a bound is also a label value: no sign
-    expect(err("x<-2")).toMatch(/^unable to parse requirement: values\[0\]\[x\]: Invalid value: "-2": a valid label must be/)
+    expect(err("x<-2")).toMatch(
+      /^unable to parse requirement: values\[0\]\[x\]: Invalid value: "-2": a valid label must be/
+    )
     expect(err("x>a")).toBe(
-      'unable to parse requirement: values[0]: Invalid value: "a": for \'Gt\', \'Lt\' operators, the value must be an integer'
+      "unable to parse requirement: values[0]: Invalid value: \"a\": for 'Gt', 'Lt' operators, the value must be an integer"
     )
   })
 
@@ -72,7 +75,9 @@ describe("label selectors (labels.Parse)", () => {
     expect(err("Example.com/x=a")).toMatch(
       /^unable to parse requirement: <nil>: Invalid value: "Example\.com\/x": prefix part a lowercase RFC 1123 subdomain must consist of/
     )
-    expect(err("a/b/c")).toMatch(/^unable to parse requirement: <nil>: Invalid value: "a\/b\/c": a qualified name must consist of/)
+    expect(err("a/b/c")).toMatch(
+      /^unable to parse requirement: <nil>: Invalid value: "a\/b\/c": a qualified name must consist of/
+    )
     expect(err("x=a$")).toBe(
       "unable to parse requirement: values[0][x]: Invalid value: \"a$\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
     )
@@ -89,18 +94,30 @@ describe("label selectors (labels.Parse)", () => {
   const value = fc.stringMatching(/^([A-Za-z0-9]([A-Za-z0-9_.-]{0,4}[A-Za-z0-9])?)?$/)
   const requirement = fc.oneof(
     fc.record({ key, operator: fc.constantFrom("=", "==", "!=" as const), values: fc.tuple(value) }),
-    fc.record({ key, operator: fc.constantFrom("in", "notin" as const), values: fc.uniqueArray(value, { minLength: 1, maxLength: 3 }) }),
+    fc.record({
+      key,
+      operator: fc.constantFrom("in", "notin" as const),
+      values: fc.uniqueArray(value, { minLength: 1, maxLength: 3 })
+    }),
     fc.record({ key, operator: fc.constantFrom("exists", "!" as const), values: fc.constant([]) }),
-    fc.record({ key, operator: fc.constantFrom("gt", "lt" as const), values: fc.tuple(fc.integer({ min: 0, max: 99 }).map(String)) })
+    fc.record({
+      key,
+      operator: fc.constantFrom("gt", "lt" as const),
+      values: fc.tuple(fc.integer({ min: 0, max: 99 }).map(String))
+    })
   )
   const labelSet = fc.dictionary(key, fc.oneof(value, fc.integer({ min: -99, max: 99 }).map(String)), { maxKeys: 4 })
 
-  it.prop("parse(toString(s)) selects exactly what s selects", [fc.array(requirement, { maxLength: 4 }), fc.array(labelSet, { maxLength: 8 })], ([reqs, sets]) => {
-    const sel = Labels.fromRequirements(reqs as ReadonlyArray<Labels.Requirement>)
-    const again = ok(sel.toString())
-    expect(again.toString()).toBe(sel.toString())
-    for (const s of sets) expect(again.matches(s)).toBe(sel.matches(s))
-  })
+  it.prop(
+    "parse(toString(s)) selects exactly what s selects",
+    [fc.array(requirement, { maxLength: 4 }), fc.array(labelSet, { maxLength: 8 })],
+    ([reqs, sets]) => {
+      const sel = Labels.fromRequirements(reqs as ReadonlyArray<Labels.Requirement>)
+      const again = ok(sel.toString())
+      expect(again.toString()).toBe(sel.toString())
+      for (const s of sets) expect(again.matches(s)).toBe(sel.matches(s))
+    }
+  )
 
   it.prop("selectorFromSet matches exactly the supersets of the set", [labelSet, labelSet], ([set, labels]) => {
     const superset = Object.entries(set).every(([k, v]) => labels[k] === v)

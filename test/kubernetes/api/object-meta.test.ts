@@ -7,7 +7,14 @@ import { isKubeObject, KubeObject } from "../../../src/kubernetes/api/object-met
 const schemaIs = Schema.is(KubeObject)
 
 /** values near the schema's boundary: right shapes with wrong types mixed in */
-const metaField = fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.constant(undefined), fc.array(fc.string()), fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer())))
+const metaField = fc.oneof(
+  fc.string(),
+  fc.integer(),
+  fc.constant(null),
+  fc.constant(undefined),
+  fc.array(fc.string()),
+  fc.dictionary(fc.string(), fc.oneof(fc.string(), fc.integer()))
+)
 const nearMeta = fc.record(
   {
     name: metaField,
@@ -32,24 +39,39 @@ const nearObject = fc.record(
 )
 
 describe("KubeObject's fast guard", () => {
-  it.prop("agrees with Schema.is(KubeObject) on values near the boundary", [nearObject], ([u]) => {
-    expect(isKubeObject(u)).toBe(schemaIs(u))
-  }, { fastCheck: { numRuns: 2000 } })
+  it.prop(
+    "agrees with Schema.is(KubeObject) on values near the boundary",
+    [nearObject],
+    ([u]) => {
+      expect(isKubeObject(u)).toBe(schemaIs(u))
+    },
+    { fastCheck: { numRuns: 2000 } }
+  )
 
-  it.prop("agrees with Schema.is(KubeObject) on anything", [fc.anything()], ([u]) => {
-    expect(isKubeObject(u)).toBe(schemaIs(u))
-  }, { fastCheck: { numRuns: 500 } })
+  it.prop(
+    "agrees with Schema.is(KubeObject) on anything",
+    [fc.anything()],
+    ([u]) => {
+      expect(isKubeObject(u)).toBe(schemaIs(u))
+    },
+    { fastCheck: { numRuns: 500 } }
+  )
 
   // Effect's arbitrary may let an index-signature entry overwrite a named field ("name": 5), so
   // even generated values are compared against the schema rather than assumed valid
-  it.prop("agrees on what the schema generates, and the codec round-trips valid objects", [Arbitrary.make(KubeObject)], ([o]) => {
-    expect(isKubeObject(o)).toBe(schemaIs(o))
-    if (!schemaIs(o)) return
-    // JSON has no NaN or Infinity (they become null): only what JSON can carry must round-trip
-    const viaJson: unknown = JSON.parse(JSON.stringify(o))
-    const back = decodeObject(encodeObject(o))
-    expect(back._tag).toBe(schemaIs(viaJson) ? "Right" : "Left")
-  }, { fastCheck: { numRuns: 300 } })
+  it.prop(
+    "agrees on what the schema generates, and the codec round-trips valid objects",
+    [Arbitrary.make(KubeObject)],
+    ([o]) => {
+      expect(isKubeObject(o)).toBe(schemaIs(o))
+      if (!schemaIs(o)) return
+      // JSON has no NaN or Infinity (they become null): only what JSON can carry must round-trip
+      const viaJson: unknown = JSON.parse(JSON.stringify(o))
+      const back = decodeObject(encodeObject(o))
+      expect(back._tag).toBe(schemaIs(viaJson) ? "Right" : "Left")
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
 
   it("explains a failure with the schema's message", () => {
     const r = decodeObject(new TextEncoder().encode('{"metadata":{"name":5}}'))

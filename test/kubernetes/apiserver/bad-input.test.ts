@@ -19,9 +19,19 @@ describe("apiserver: bad input", () => {
 
   it("malformed JSON and non-object bodies: 400", async () => {
     const ns = await newNamespace(url())
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "{not json"), 400, "BadRequest", /^couldn't get version\/kind; json parse error: /)
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "{not json"),
+      400,
+      "BadRequest",
+      /^couldn't get version\/kind; json parse error: /
+    )
     expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "[1,2]"), 400, "BadRequest")
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: "x" }), 400, "BadRequest", "metadata must be an object")
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: "x" }),
+      400,
+      "BadRequest",
+      "metadata must be an object"
+    )
   })
 
   it("a body that does not match the URL: 400 with the apiserver's messages", async () => {
@@ -32,9 +42,17 @@ describe("apiserver: bad input", () => {
       "BadRequest",
       "the API version in the data (v2) does not match the expected API version (v1)"
     )
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { ...configMap("a"), kind: "Secret" }), 400, "BadRequest", "the kind in the data (Secret) does not match the expected kind (ConfigMap)")
     expectStatus(
-      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { ...configMap("a"), metadata: { name: "a", namespace: "other" } }),
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { ...configMap("a"), kind: "Secret" }),
+      400,
+      "BadRequest",
+      "the kind in the data (Secret) does not match the expected kind (ConfigMap)"
+    )
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, {
+        ...configMap("a"),
+        metadata: { name: "a", namespace: "other" }
+      }),
       400,
       "BadRequest",
       "the namespace of the provided object does not match the namespace sent on the request"
@@ -55,10 +73,19 @@ describe("apiserver: bad input", () => {
       r,
       422,
       "Invalid",
-      'ConfigMap "Bad_Name" is invalid: metadata.name: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\')'
+      "ConfigMap \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
     )
-    expect(r.body.details).toMatchObject({ name: "Bad_Name", kind: "ConfigMap", causes: [{ type: "FieldValueInvalid", field: "metadata.name" }] })
-    expectStatus(await request(url(), "POST", "/api/v1/namespaces", { metadata: { name: "a.b" } }), 422, "Invalid", /^Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": a lowercase RFC 1123 label/)
+    expect(r.body.details).toMatchObject({
+      name: "Bad_Name",
+      kind: "ConfigMap",
+      causes: [{ type: "FieldValueInvalid", field: "metadata.name" }]
+    })
+    expectStatus(
+      await request(url(), "POST", "/api/v1/namespaces", { metadata: { name: "a.b" } }),
+      422,
+      "Invalid",
+      /^Namespace "a.b" is invalid: metadata.name: Invalid value: "a.b": a lowercase RFC 1123 label/
+    )
     expectStatus(
       await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { data: {} }),
       422,
@@ -68,25 +95,67 @@ describe("apiserver: bad input", () => {
   })
 
   it("unknown resources, groups, versions and paths: 404 Status; a missing namespace: 404 namespaces", async () => {
-    for (const p of ["/api/v1/namespaces/default/pods", "/apis/nope.io/v1/things", "/api/v2/configmaps", "/nothing/here", "/apis/nope.io", "/api/v1/namespaces/default/configmaps/a/status"]) {
+    for (const p of [
+      "/api/v1/namespaces/default/pods",
+      "/apis/nope.io/v1/things",
+      "/api/v2/configmaps",
+      "/nothing/here",
+      "/apis/nope.io",
+      "/api/v1/namespaces/default/configmaps/a/status"
+    ]) {
       expectStatus(await request(url(), "GET", p), 404, "NotFound", "the server could not find the requested resource")
     }
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/no-such-ns/configmaps`, configMap("a")), 404, "NotFound", 'namespaces "no-such-ns" not found')
-    expectStatus(await request(url(), "GET", `/api/v1/namespaces/default/configmaps/missing`), 404, "NotFound", 'configmaps "missing" not found')
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/no-such-ns/configmaps`, configMap("a")),
+      404,
+      "NotFound",
+      'namespaces "no-such-ns" not found'
+    )
+    expectStatus(
+      await request(url(), "GET", `/api/v1/namespaces/default/configmaps/missing`),
+      404,
+      "NotFound",
+      'configmaps "missing" not found'
+    )
   })
 
   it("bad selectors, RVs and numbers: 400", async () => {
     expectStatus(await request(url(), "GET", "/api/v1/configmaps?labelSelector=%3D%3D"), 400, "BadRequest")
-    expectStatus(await request(url(), "GET", "/api/v1/configmaps?fieldSelector=metadata.uid%3Dx"), 400, "BadRequest", "field label not supported: metadata.uid")
-    expectStatus(await request(url(), "GET", "/api/v1/configmaps?limit=ten"), 400, "BadRequest", 'strconv.ParseInt: parsing "ten": invalid syntax')
-    expectStatus(await request(url(), "GET", "/api/v1/configmaps?continue=garbage&limit=1"), 400, "BadRequest", /continue key is not valid/)
-    expectStatus(await request(url(), "GET", "/api/v1/namespaces/default/configmaps/x?resourceVersion=-1"), 400, "BadRequest", /^invalid resource version/)
+    expectStatus(
+      await request(url(), "GET", "/api/v1/configmaps?fieldSelector=metadata.uid%3Dx"),
+      400,
+      "BadRequest",
+      "field label not supported: metadata.uid"
+    )
+    expectStatus(
+      await request(url(), "GET", "/api/v1/configmaps?limit=ten"),
+      400,
+      "BadRequest",
+      'strconv.ParseInt: parsing "ten": invalid syntax'
+    )
+    expectStatus(
+      await request(url(), "GET", "/api/v1/configmaps?continue=garbage&limit=1"),
+      400,
+      "BadRequest",
+      /continue key is not valid/
+    )
+    expectStatus(
+      await request(url(), "GET", "/api/v1/namespaces/default/configmaps/x?resourceVersion=-1"),
+      400,
+      "BadRequest",
+      /^invalid resource version/
+    )
   })
 
   it("bodies over 3 MiB: 413", async () => {
     const ns = await newNamespace(url())
     const big = JSON.stringify(configMap("big", { v: "x".repeat(3 * 1024 * 1024) }))
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, big), 413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, big),
+      413,
+      "RequestEntityTooLarge",
+      "Request entity too large: limit is 3145728"
+    )
     // the server is still fine
     expect((await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`)).status).toBe(200)
   })
@@ -94,20 +163,48 @@ describe("apiserver: bad input", () => {
   it("media types: a protobuf body or an unknown patch type is 415; strategic merge patch on a custom resource is 415", async () => {
     const ns = await newNamespace(url())
     expectStatus(
-      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "k8s\u0000junk", { "content-type": "application/vnd.kubernetes.protobuf" }),
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "k8s\u0000junk", {
+        "content-type": "application/vnd.kubernetes.protobuf"
+      }),
       415,
       "UnsupportedMediaType"
     )
     await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, configMap("a"))
-    expectStatus(await request(url(), "PATCH", `/api/v1/namespaces/${ns}/configmaps/a`, {}, { "content-type": "text/plain" }), 415, "UnsupportedMediaType")
-    expectStatus(await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`, undefined, { accept: "application/vnd.kubernetes.protobuf" }), 406, "NotAcceptable")
     expectStatus(
-      await request(url(), "PATCH", `/api/v1/namespaces/${ns}/configmaps/a`, [{ op: "test", path: "/data/x", value: "1" }], { "content-type": "application/json-patch+json" }),
+      await request(url(), "PATCH", `/api/v1/namespaces/${ns}/configmaps/a`, {}, { "content-type": "text/plain" }),
+      415,
+      "UnsupportedMediaType"
+    )
+    expectStatus(
+      await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`, undefined, {
+        accept: "application/vnd.kubernetes.protobuf"
+      }),
+      406,
+      "NotAcceptable"
+    )
+    expectStatus(
+      await request(
+        url(),
+        "PATCH",
+        `/api/v1/namespaces/${ns}/configmaps/a`,
+        [{ op: "test", path: "/data/x", value: "1" }],
+        { "content-type": "application/json-patch+json" }
+      ),
       422,
       "Invalid"
     )
-    expectStatus(await request(url(), "PATCH", `/api/v1/namespaces/${ns}/configmaps/a`, "{", { "content-type": "application/merge-patch+json" }), 400, "BadRequest")
-    expectStatus(await request(url(), "DELETE", `/api/v1/namespaces/${ns}/configmaps/a`, { propagationPolicy: "Sometimes" }), 422, "Invalid",
-      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sometimes": supported values: "Foreground", "Background", "Orphan", "nil"')
+    expectStatus(
+      await request(url(), "PATCH", `/api/v1/namespaces/${ns}/configmaps/a`, "{", {
+        "content-type": "application/merge-patch+json"
+      }),
+      400,
+      "BadRequest"
+    )
+    expectStatus(
+      await request(url(), "DELETE", `/api/v1/namespaces/${ns}/configmaps/a`, { propagationPolicy: "Sometimes" }),
+      422,
+      "Invalid",
+      'DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sometimes": supported values: "Foreground", "Background", "Orphan", "nil"'
+    )
   })
 })

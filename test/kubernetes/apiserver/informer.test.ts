@@ -33,10 +33,22 @@ const prng = (seed: number) => () => {
 }
 
 /** `n` random creates/updates/deletes by 4 concurrent writers over 10 names each; the apiserver is the judge of what exists. */
-const randomWrites = (base: () => string, collection: string, make: (name: string, i: number) => unknown, n: number, seed: number) =>
-  Promise.all([0, 1, 2, 3].map((w) => writer(base, collection, make, Math.ceil(n / 4), seed * 10 + w, `w${w}-`)))
+const randomWrites = (
+  base: () => string,
+  collection: string,
+  make: (name: string, i: number) => unknown,
+  n: number,
+  seed: number
+) => Promise.all([0, 1, 2, 3].map((w) => writer(base, collection, make, Math.ceil(n / 4), seed * 10 + w, `w${w}-`)))
 
-const writer = async (base: () => string, collection: string, make: (name: string, i: number) => unknown, n: number, seed: number, prefix: string) => {
+const writer = async (
+  base: () => string,
+  collection: string,
+  make: (name: string, i: number) => unknown,
+  n: number,
+  seed: number,
+  prefix: string
+) => {
   const rand = prng(seed)
   const present = new Set<string>()
   for (let i = 0; i < n; i++) {
@@ -62,7 +74,12 @@ const storeState = async (base: string, collection: string): Promise<Record<stri
 const cacheState = (informer: k8s.ObjectCache<k8s.KubernetesObject>): Record<string, string> =>
   Object.fromEntries(informer.list().map((o) => [o.metadata!.name!, o.metadata!.resourceVersion!]))
 
-const converges = async (informer: k8s.ObjectCache<k8s.KubernetesObject>, base: string, collection: string, ms = 20_000) => {
+const converges = async (
+  informer: k8s.ObjectCache<k8s.KubernetesObject>,
+  base: string,
+  collection: string,
+  ms = 20_000
+) => {
   const deadline = Date.now() + ms
   let want: Record<string, string> = {}
   for (;;) {
@@ -75,7 +92,10 @@ const converges = async (informer: k8s.ObjectCache<k8s.KubernetesObject>, base: 
 }
 
 /** An informer that, like client-node's example, restarts 100 ms after an error (e.g. the server was down). */
-const startInformer = async <T extends k8s.KubernetesObject>(informer: k8s.Informer<T>, counters: { errors: number; relists: number }) => {
+const startInformer = async <T extends k8s.KubernetesObject>(
+  informer: k8s.Informer<T>,
+  counters: { errors: number; relists: number }
+) => {
   informer.on("error", () => {
     counters.errors++
     setTimeout(() => void informer.start().catch(() => {}), 100)
@@ -104,17 +124,29 @@ describe("apiserver: @kubernetes/client-node informers", () => {
     await request(url(), "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD())
     const ns = await newNamespace(url())
     const collection = `/apis/example.com/v1/namespaces/${ns}/widgets`
-    for (let i = 0; i < 100 && (await request(url(), "GET", collection)).status !== 200; i++) await new Promise((r) => setTimeout(r, 20))
+    for (let i = 0; i < 100 && (await request(url(), "GET", collection)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 20))
     const kc = kubeConfig(url())
     const custom = kc.makeApiClient(k8s.CustomObjectsApi)
     const informer = k8s.makeInformer<k8s.KubernetesObject>(
       kc,
       collection,
-      () => custom.listNamespacedCustomObject({ group: "example.com", version: "v1", namespace: ns, plural: "widgets" }) as never
+      () =>
+        custom.listNamespacedCustomObject({
+          group: "example.com",
+          version: "v1",
+          namespace: ns,
+          plural: "widgets"
+        }) as never
     )
     const counters = { errors: 0, relists: 0 }
     await startInformer(informer, counters)
-    const widget = (name: string, i: number) => ({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name, labels: { i: String(i % 7) } }, spec: { size: i } })
+    const widget = (name: string, i: number) => ({
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name, labels: { i: String(i % 7) } },
+      spec: { size: i }
+    })
     try {
       await randomWrites(url, collection, widget, 1200, 1)
       await converges(informer, url(), collection)
@@ -135,7 +167,11 @@ describe("apiserver: @kubernetes/client-node informers", () => {
     const collection = `/api/v1/namespaces/${ns}/configmaps`
     const kc = kubeConfig(url())
     const core = kc.makeApiClient(k8s.CoreV1Api)
-    const informer = k8s.makeInformer<k8s.KubernetesObject>(kc, collection, () => core.listNamespacedConfigMap({ namespace: ns }) as never)
+    const informer = k8s.makeInformer<k8s.KubernetesObject>(
+      kc,
+      collection,
+      () => core.listNamespacedConfigMap({ namespace: ns }) as never
+    )
     const counters = { errors: 0, relists: 0 }
     await startInformer(informer, counters)
     const cm = (name: string, i: number) => configMap(name, { v: String(i) })
@@ -149,10 +185,15 @@ describe("apiserver: @kubernetes/client-node informers", () => {
       await randomWrites(() => other.url, collection, cm, 200, 4)
       const rev = BigInt((await request(other.url, "GET", collection)).body.metadata.resourceVersion)
       await other.close()
-      await Effect.runPromise(Effect.scoped(Effect.flatMap(
-        Effect.promise(() => import("../../../src/client/client.js")),
-        ({ make }) => Effect.flatMap(Effect.orDie(make({ endpoints: [etcd.endpoint] })), (client) => compactWith(client, rev))
-      )))
+      await Effect.runPromise(
+        Effect.scoped(
+          Effect.flatMap(
+            Effect.promise(() => import("../../../src/client/client.js")),
+            ({ make }) =>
+              Effect.flatMap(Effect.orDie(make({ endpoints: [etcd.endpoint] })), (client) => compactWith(client, rev))
+          )
+        )
+      )
       // back without the watch cache: the informer's watch goes to etcd, which answers 410
       api = await startApiServer({ etcdServers: [etcd.endpoint], port, watchCache: false })
       await randomWrites(url, collection, cm, 100, 5)

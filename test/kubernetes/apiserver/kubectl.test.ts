@@ -33,10 +33,18 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
   let home = ""
   let stderr = ""
 
-  const kubectl = (args: ReadonlyArray<string>, input?: string): Promise<{ code: number; stdout: string; stderr: string }> =>
+  const kubectl = (
+    args: ReadonlyArray<string>,
+    input?: string
+  ): Promise<{ code: number; stdout: string; stderr: string }> =>
     new Promise((resolve) => {
-      const child = execFile(KUBECTL, ["--server", server, ...args], { env: { HOME: home, PATH: process.env["PATH"] ?? "", KUBECONFIG: path.join(home, "none") }, timeout: 30_000 }, (err, stdout, stderr) =>
-        resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr }))
+      const child = execFile(
+        KUBECTL,
+        ["--server", server, ...args],
+        { env: { HOME: home, PATH: process.env["PATH"] ?? "", KUBECONFIG: path.join(home, "none") }, timeout: 30_000 },
+        (err, stdout, stderr) =>
+          resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr })
+      )
       if (input !== undefined) child.stdin!.end(input)
     })
 
@@ -111,7 +119,12 @@ data: {a: b}
     expect(get.stdout.split("\n")[1]!.split(/\s+/)).toEqual(["w1", "3"])
     const short = await kubectl(["get", "wd", "w1", "-o", "json"])
     const w = JSON.parse(short.stdout)
-    expect(w).toMatchObject({ apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w1", namespace: "default", generation: 1 }, spec: { size: 3 } })
+    expect(w).toMatchObject({
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { name: "w1", namespace: "default", generation: 1 },
+      spec: { size: 3 }
+    })
     const cms = await kubectl(["get", "cm", "-l", "app=demo"])
     expect(cms.stdout).toMatch(/^NAME\s+DATA\s+AGE\ncm1\s+1\s+\d+s\n$/)
     const again = await apply(write("objs.yaml", objects(4)))
@@ -146,10 +159,21 @@ data: {a: b}
   })
 
   it("get --raw of a watch with bookmarks: the initial events, then the annotated end bookmark", async () => {
-    const r = await kubectl(["get", "--raw", "/apis/example.com/v1/namespaces/default/widgets?watch=1&allowWatchBookmarks=true&timeoutSeconds=1"])
-    const lines = r.stdout.trim().split("\n").map((l) => JSON.parse(l))
+    const r = await kubectl([
+      "get",
+      "--raw",
+      "/apis/example.com/v1/namespaces/default/widgets?watch=1&allowWatchBookmarks=true&timeoutSeconds=1"
+    ])
+    const lines = r.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l))
     expect(lines.map((l) => l.type)).toEqual(["ADDED", "BOOKMARK"])
-    expect(lines[1].object).toMatchObject({ apiVersion: "example.com/v1", kind: "Widget", metadata: { annotations: { "k8s.io/initial-events-end": "true" } } })
+    expect(lines[1].object).toMatchObject({
+      apiVersion: "example.com/v1",
+      kind: "Widget",
+      metadata: { annotations: { "k8s.io/initial-events-end": "true" } }
+    })
   })
 
   it("delete removes objects and the CRD (its resource is no longer served); SIGTERM exits 0", async () => {

@@ -76,19 +76,33 @@ describe("apiserver: many HTTP watchers", () => {
           const name = live.shift()!
           const r = await request(server.url, "DELETE", `${collection}/${name}`)
           expect(r.status).toBe(200)
-          const got = await request(server.url, "GET", `${collection}?resourceVersion=0&fieldSelector=metadata.name%3D${name}`)
+          const got = await request(
+            server.url,
+            "GET",
+            `${collection}?resourceVersion=0&fieldSelector=metadata.name%3D${name}`
+          )
           expect(got.body.items).toEqual([])
           // the DELETED event carries the last state at the deletion RV: read it from the stream of an all-watcher later
           all.push(`DELETED ${name} ?`)
           byGroup[Number(name.split("-")[1]) % GROUPS]!.push(`DELETED ${name} ?`)
         } else if (k % 3 === 2 && live.length > 0) {
           const name = live[live.length - 1]!
-          const r = await request(server.url, "PUT", `${collection}/${name}`, configMap(name, { v: String(k) }, { g: `g${Number(name.split("-")[1]) % GROUPS}` }))
+          const r = await request(
+            server.url,
+            "PUT",
+            `${collection}/${name}`,
+            configMap(name, { v: String(k) }, { g: `g${Number(name.split("-")[1]) % GROUPS}` })
+          )
           expect(r.status).toBe(200)
           record("MODIFIED", r.body)
         } else {
           const name = `cm-${k}`
-          const r = await request(server.url, "POST", collection, configMap(name, { v: String(k) }, { g: `g${k % GROUPS}` }))
+          const r = await request(
+            server.url,
+            "POST",
+            collection,
+            configMap(name, { v: String(k) }, { g: `g${k % GROUPS}` })
+          )
           expect(r.status).toBe(201)
           record("ADDED", r.body)
           live.push(name)
@@ -103,10 +117,12 @@ describe("apiserver: many HTTP watchers", () => {
       while (seen.some((s, i) => s.events.length < expectedFor(i).length) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 100))
       }
-      if (process.env["APISERVER_WATCHERS_DEBUG"] !== undefined) console.log({ opened: opened - t0, written: written - opened, delivered: Date.now() - written })
+      if (process.env["APISERVER_WATCHERS_DEBUG"] !== undefined)
+        console.log({ opened: opened - t0, written: written - opened, delivered: Date.now() - written })
       // DELETED RVs are the deletion's: take them from the first all-watcher, and check they increase
       const reference = seen[4]!.events
-      const resolve = (xs: Array<string>) => xs.map((x) => (x.endsWith(" ?") ? reference.find((r) => r.startsWith(x.slice(0, -1)))! : x))
+      const resolve = (xs: Array<string>) =>
+        xs.map((x) => (x.endsWith(" ?") ? reference.find((r) => r.startsWith(x.slice(0, -1)))! : x))
       const allResolved = resolve(all)
       const rvs = allResolved.map((x) => BigInt(x.split(" ")[2]!))
       expect(rvs).toEqual([...rvs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)))

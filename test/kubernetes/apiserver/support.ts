@@ -123,7 +123,10 @@ export const watch = (base: string, path: string, agent?: http.Agent): WatchRead
           }
           return false
         }
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${n} events, got ${events.length}: ${reader.raw.slice(-500)}`)), ms)
+        const timer = setTimeout(
+          () => reject(new Error(`timed out waiting for ${n} events, got ${events.length}: ${reader.raw.slice(-500)}`)),
+          ms
+        )
         const loop = () => {
           if (!check()) waiters.push(loop)
         }
@@ -174,14 +177,17 @@ export const widgetCRD = (opts: { plural?: string; scope?: "Namespaced" | "Clust
       group: "example.com",
       scope: opts.scope ?? "Namespaced",
       names: { plural, singular: plural.slice(0, -1), kind, shortNames: [plural.slice(0, 2)] },
-      versions: [{
-        name: "v1",
-        served: true,
-        storage: true,
-        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
-        ...(opts.columns === true ? { additionalPrinterColumns: [{ name: "Size", type: "integer", jsonPath: ".spec.size" }] } : {})
-      }]
+      versions: [
+        {
+          name: "v1",
+          served: true,
+          storage: true,
+          schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+          ...(opts.columns === true
+            ? { additionalPrinterColumns: [{ name: "Size", type: "integer", jsonPath: ".spec.size" }] }
+            : {})
+        }
+      ]
     }
   }
 }
-

@@ -16,12 +16,14 @@ import { startApiServer, type TestApiServer } from "./support.js"
 
 const get = (url: string, ca: string): Promise<{ status: number; body: string }> =>
   new Promise((resolve, reject) => {
-    https.get(url, { ca }, (res) => {
-      let body = ""
-      res.setEncoding("utf8")
-      res.on("data", (c: string) => (body += c))
-      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
-    }).on("error", reject)
+    https
+      .get(url, { ca }, (res) => {
+        let body = ""
+        res.setEncoding("utf8")
+        res.on("data", (c: string) => (body += c))
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }))
+      })
+      .on("error", reject)
   })
 
 /** the first `n` lines of a watch, then the request is dropped */
@@ -56,7 +58,13 @@ describe("apiserver TLS: HTTPS for clients, mutual TLS to etcd", () => {
     pki = makeTestPki()
     etcd = await startInProcess({
       listenClientUrls: ["https://127.0.0.1:0"],
-      tls: { ...defaultClientTlsConfig, certFile: pki.server.cert, keyFile: pki.server.key, trustedCaFile: pki.ca, clientCertAuth: true }
+      tls: {
+        ...defaultClientTlsConfig,
+        certFile: pki.server.cert,
+        keyFile: pki.server.key,
+        trustedCaFile: pki.ca,
+        clientCertAuth: true
+      }
     })
     api = await startApiServer({
       etcdServers: [`https://${etcd.endpoint}`],
@@ -77,10 +85,14 @@ describe("apiserver TLS: HTTPS for clients, mutual TLS to etcd", () => {
     expect(api.url.startsWith("https://")).toBe(true)
     const ca = fs.readFileSync(pki.ca, "utf8")
     const created = await new Promise<number>((resolve, reject) => {
-      const req = https.request(`${api.url}/api/v1/namespaces/default/configmaps`, { method: "POST", ca, headers: { "content-type": "application/json" } }, (res) => {
-        res.resume()
-        resolve(res.statusCode ?? 0)
-      })
+      const req = https.request(
+        `${api.url}/api/v1/namespaces/default/configmaps`,
+        { method: "POST", ca, headers: { "content-type": "application/json" } },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode ?? 0)
+        }
+      )
       req.on("error", reject)
       req.end(JSON.stringify({ apiVersion: "v1", kind: "ConfigMap", metadata: { name: "over-tls" }, data: { a: "1" } }))
     })

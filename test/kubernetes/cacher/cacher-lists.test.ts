@@ -14,14 +14,31 @@ import { onOurServer } from "../storage/conformance/backend.js"
 import { Everything, pod, predicate, run } from "../storage/conformance/support.js"
 import { cacherOver } from "./support.js"
 
-type Op = { readonly kind: "put"; readonly ns: string; readonly name: string; readonly color: string } | {
-  readonly kind: "delete"
-  readonly ns: string
-  readonly name: string
-}
+type Op =
+  | { readonly kind: "put"; readonly ns: string; readonly name: string; readonly color: string }
+  | {
+      readonly kind: "delete"
+      readonly ns: string
+      readonly name: string
+    }
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("put" as const), ns: fc.constantFrom("a", "b"), name: fc.constantFrom("p", "q", "r", "s", "t"), color: fc.constantFrom("red", "blue") }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), ns: fc.constantFrom("a", "b"), name: fc.constantFrom("p", "q", "r", "s", "t") }) }
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("put" as const),
+      ns: fc.constantFrom("a", "b"),
+      name: fc.constantFrom("p", "q", "r", "s", "t"),
+      color: fc.constantFrom("red", "blue")
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("delete" as const),
+      ns: fc.constantFrom("a", "b"),
+      name: fc.constantFrom("p", "q", "r", "s", "t")
+    })
+  }
 )
 const listArb = fc.record({
   at: fc.nat(),
@@ -30,7 +47,8 @@ const listArb = fc.record({
   limit: fc.integer({ min: 1, max: 4 })
 })
 
-const names = (l: KubeList) => l.items.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`)
+const names = (l: KubeList) =>
+  l.items.map((o: KubeObject) => `${o.metadata.namespace}/${o.metadata.name}@${o.metadata.resourceVersion}`)
 
 describe("Cacher lists from snapshots vs etcd (our server)", () => {
   const ours = onOurServer()
@@ -42,7 +60,14 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
       Effect.promise(async () => {
         const { store } = ours().newStore()
         let etcdLists = 0
-        const counted: StorageService = { ...store, getList: (k, o) => Effect.zipRight(Effect.sync(() => etcdLists++), store.getList(k, o)) }
+        const counted: StorageService = {
+          ...store,
+          getList: (k, o) =>
+            Effect.zipRight(
+              Effect.sync(() => etcdLists++),
+              store.getList(k, o)
+            )
+        }
         const { cacher, close } = await cacherOver(counted)
         const rvs: Array<bigint> = [await run(store.getCurrentResourceVersion)]
         const live = new Map<string, string>()
@@ -52,9 +77,10 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
           if (op.kind === "put") {
             if (before === op.color) continue
             const obj = pod(op.ns, op.name, { labels: { color: op.color } })
-            const out = before === undefined
-              ? await run(store.create(key, obj))
-              : await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
+            const out =
+              before === undefined
+                ? await run(store.create(key, obj))
+                : await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
             live.set(key, op.color)
             rvs.push(BigInt(out.metadata.resourceVersion!))
           } else if (before !== undefined) {
@@ -64,14 +90,34 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
           }
         }
         // the cache has caught up (a NotOlderThan read waits for it)
-        await run(cacher.getList("/pods/", { recursive: true, resourceVersion: rvs[rvs.length - 1]!.toString(), resourceVersionMatch: "NotOlderThan" }))
+        await run(
+          cacher.getList("/pods/", {
+            recursive: true,
+            resourceVersion: rvs[rvs.length - 1]!.toString(),
+            resourceVersionMatch: "NotOlderThan"
+          })
+        )
         const listsBefore = etcdLists
         for (const l of lists) {
           const rv = rvs[l.at % rvs.length]!.toString()
           const pred = l.color === undefined ? Everything : predicate({ label: `color=${l.color}` })
-          const whole = await run(store.getList(l.key, { recursive: true, resourceVersion: rv, resourceVersionMatch: "Exact", predicate: pred }))
+          const whole = await run(
+            store.getList(l.key, {
+              recursive: true,
+              resourceVersion: rv,
+              resourceVersionMatch: "Exact",
+              predicate: pred
+            })
+          )
           const etcdCalls = etcdLists
-          const cached = await run(cacher.getList(l.key, { recursive: true, resourceVersion: rv, resourceVersionMatch: "Exact", predicate: pred }))
+          const cached = await run(
+            cacher.getList(l.key, {
+              recursive: true,
+              resourceVersion: rv,
+              resourceVersionMatch: "Exact",
+              predicate: pred
+            })
+          )
           expect(names(cached)).toEqual(names(whole))
           expect(cached.metadata.resourceVersion).toBe(rv)
           // page by page from the cache: full pages, the same RV, together the whole list
@@ -79,11 +125,16 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
           let token = ""
           let first = true
           for (let guard = 0; guard < 20; guard++) {
-            const p = await run(cacher.getList(l.key, {
-              recursive: true,
-              resourceVersion: first ? rv : "",
-              predicate: l.color === undefined ? predicate({ limit: l.limit, continue: token }) : predicate({ label: `color=${l.color}`, limit: l.limit, continue: token })
-            }))
+            const p = await run(
+              cacher.getList(l.key, {
+                recursive: true,
+                resourceVersion: first ? rv : "",
+                predicate:
+                  l.color === undefined
+                    ? predicate({ limit: l.limit, continue: token })
+                    : predicate({ label: `color=${l.color}`, limit: l.limit, continue: token })
+              })
+            )
             expect(p.metadata.resourceVersion).toBe(rv)
             paged.push(...p.items)
             token = p.metadata.continue ?? ""
@@ -92,8 +143,12 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
             if (l.color === undefined) {
               // without a selector the remaining count is told, and etcd continues the cache's page the same way
               expect(p.metadata.remainingItemCount).toBe(whole.items.length - paged.length)
-              const fromEtcd = await run(store.getList(l.key, { recursive: true, predicate: predicate({ limit: l.limit, continue: token }) }))
-              const fromCache = await run(cacher.getList(l.key, { recursive: true, predicate: predicate({ limit: l.limit, continue: token }) }))
+              const fromEtcd = await run(
+                store.getList(l.key, { recursive: true, predicate: predicate({ limit: l.limit, continue: token }) })
+              )
+              const fromCache = await run(
+                cacher.getList(l.key, { recursive: true, predicate: predicate({ limit: l.limit, continue: token }) })
+              )
               expect(names(fromCache)).toEqual(names(fromEtcd))
             }
             first = false

@@ -14,15 +14,34 @@ import { onOurServer } from "../storage/conformance/backend.js"
 import { Everything, pod, predicate, run, Watching } from "../storage/conformance/support.js"
 import { cacherOver } from "./support.js"
 
-type Op = { readonly kind: "put"; readonly name: string; readonly color: string } | { readonly kind: "delete"; readonly name: string }
+type Op =
+  | { readonly kind: "put"; readonly name: string; readonly color: string }
+  | { readonly kind: "delete"; readonly name: string }
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("put" as const), name: fc.constantFrom("a", "b", "c", "d"), color: fc.constantFrom("red", "blue") }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("delete" as const), name: fc.constantFrom("a", "b", "c", "d") }) }
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("put" as const),
+      name: fc.constantFrom("a", "b", "c", "d"),
+      color: fc.constantFrom("red", "blue")
+    })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("delete" as const), name: fc.constantFrom("a", "b", "c", "d") })
+  }
 )
-const watcherArb = fc.record({ at: fc.nat(15), from: fc.constantFrom("now" as const, "zero" as const), color: fc.constantFrom("red", "blue", undefined) })
+const watcherArb = fc.record({
+  at: fc.nat(15),
+  from: fc.constantFrom("now" as const, "zero" as const),
+  color: fc.constantFrom("red", "blue", undefined)
+})
 
 const show = (events: ReadonlyArray<WatchEvent>) =>
-  events.map((e) => `${e.type} ${(e.object as KubeObject).metadata.name} ${(e.object as KubeObject).metadata.resourceVersion} ${JSON.stringify((e.object as KubeObject).metadata.labels ?? {})}`)
+  events.map(
+    (e) =>
+      `${e.type} ${(e.object as KubeObject).metadata.name} ${(e.object as KubeObject).metadata.resourceVersion} ${JSON.stringify((e.object as KubeObject).metadata.labels ?? {})}`
+  )
 
 describe("Cacher vs direct storage watches (our server)", () => {
   const ours = onOurServer()
@@ -42,15 +61,29 @@ describe("Cacher vs direct storage watches (our server)", () => {
             const pred = spec.color === undefined ? Everything : predicate({ label: `color=${spec.color}` })
             // the cache must have caught up with what was written so far, as a client's list would ensure
             const rv = await run(store.getCurrentResourceVersion)
-            await run(cacher.getList("/pods/", { recursive: true, resourceVersion: rv.toString(), resourceVersionMatch: "NotOlderThan" }))
+            await run(
+              cacher.getList("/pods/", {
+                recursive: true,
+                resourceVersion: rv.toString(),
+                resourceVersionMatch: "NotOlderThan"
+              })
+            )
             const from = spec.from === "zero" ? "0" : rv.toString()
             // how many events the model says this watch gets: initial ADDEDs, then selector transitions
             const sel = (c: string | undefined) => c !== undefined && (spec.color === undefined || c === spec.color)
             const initial = spec.from === "zero" ? [...live.values()].filter(sel).length : 0
             const since = changes.length
             const expected = () => changes.slice(since).filter((c) => sel(c.before) || sel(c.after)).length
-            const cached = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: from, predicate: pred })
-            const direct = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: from, predicate: pred })
+            const cached = await Watching.start(cacher, "/pods/", {
+              recursive: true,
+              resourceVersion: from,
+              predicate: pred
+            })
+            const direct = await Watching.start(store, "/pods/", {
+              recursive: true,
+              resourceVersion: from,
+              predicate: pred
+            })
             // RV 0: the current objects first (taken before the next write, on both sides)
             const [ia, ib] = await Promise.all([cached.next(initial, 15_000), direct.next(initial, 15_000)])
             expect(show(ia)).toEqual(show(ib))
@@ -63,7 +96,8 @@ describe("Cacher vs direct storage watches (our server)", () => {
           if (op.kind === "put") {
             const obj = pod("ns", op.name, { labels: { color: op.color } })
             if (before === op.color) continue // an identical update writes nothing
-            if (before !== undefined) await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
+            if (before !== undefined)
+              await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
             else await run(store.create(key, obj))
             live.set(op.name, op.color)
             changes.push({ name: op.name, before, after: op.color })
@@ -127,7 +161,13 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
         for (let i = 0; i <= ops.length; i++) {
           for (const spec of specs.filter((s) => Math.min(s.at, ops.length) === i)) {
             const pred = spec.color === undefined ? Everything : predicate({ label: `color=${spec.color}` })
-            await run(cacher.getList("/pods/", { recursive: true, resourceVersion: rvs[rvs.length - 1]!.toString(), resourceVersionMatch: "NotOlderThan" }))
+            await run(
+              cacher.getList("/pods/", {
+                recursive: true,
+                resourceVersion: rvs[rvs.length - 1]!.toString(),
+                resourceVersionMatch: "NotOlderThan"
+              })
+            )
             const from = rvs[Math.max(0, rvs.length - 1 - spec.back)]!.toString()
             const got: Array<WatchEvent> = []
             const wscope = Effect.runSync(Scope.make())
@@ -136,7 +176,11 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
               got,
               ends: 0,
               stopped: false,
-              direct: await Watching.start(store, "/pods/", { recursive: true, resourceVersion: from, predicate: pred }),
+              direct: await Watching.start(store, "/pods/", {
+                recursive: true,
+                resourceVersion: from,
+                predicate: pred
+              }),
               stop: () => Effect.runPromise(Scope.close(wscope, Exit.void)),
               spec
             }
@@ -151,7 +195,12 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
               },
               end: () => void entry.ends++
             }
-            handle = await Effect.runPromise(Scope.extend(watchInto(cacher, "/pods/", { recursive: true, resourceVersion: from, predicate: pred }, sink), wscope))
+            handle = await Effect.runPromise(
+              Scope.extend(
+                watchInto(cacher, "/pods/", { recursive: true, resourceVersion: from, predicate: pred }, sink),
+                wscope
+              )
+            )
             sinks.push(entry)
           }
           for (const s of sinks) {
@@ -167,9 +216,10 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
           if (op.kind === "put") {
             if (before === op.color) continue
             const obj = pod("ns", op.name, { labels: { color: op.color } })
-            const out = before !== undefined
-              ? await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
-              : await run(store.create(key, obj))
+            const out =
+              before !== undefined
+                ? await run(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
+                : await run(store.create(key, obj))
             live.set(op.name, op.color)
             rvs.push(BigInt(out.metadata.resourceVersion!))
           } else if (before !== undefined) {
@@ -180,7 +230,8 @@ describe("Cacher sink watchers vs direct storage watches (our server)", () => {
         }
         // every write dispatched, and every paused sink resumed: each has all it will get
         const last = rvs[rvs.length - 1]!
-        for (let i = 0; i < 6000 && (cacher.internals.dispatchedRV() < last || timers.size > 0); i++) await new Promise((r) => setTimeout(r, 5))
+        for (let i = 0; i < 6000 && (cacher.internals.dispatchedRV() < last || timers.size > 0); i++)
+          await new Promise((r) => setTimeout(r, 5))
         expect(cacher.internals.dispatchedRV()).toBeGreaterThanOrEqual(last)
         expect(timers.size).toBe(0)
         const terminated = cacher.internals.terminatedCount()

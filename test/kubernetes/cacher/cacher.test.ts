@@ -27,10 +27,14 @@ describe("Cacher", () => {
     const idle = await run(cacher.watch("/pods/", { recursive: true, resourceVersion: start.toString() }))
     // pulls one event, then never again (the stream stays open): its buffer fills
     const idleEvents: Array<WatchEvent> = []
-    const idleFiber = Effect.runFork(Stream.runForEach(idle, (e) => (idleEvents.push(e), idleEvents.length > 1 ? Effect.never : Effect.void)))
+    const idleFiber = Effect.runFork(
+      Stream.runForEach(idle, (e) => (idleEvents.push(e), idleEvents.length > 1 ? Effect.never : Effect.void))
+    )
     for (let i = 0; i < 200; i++) await run(store.create(`/pods/ns/p${String(i).padStart(3, "0")}`, pod("ns", `p${i}`)))
     const got = await reader.next(200)
-    expect(got.map((e) => (e.object as KubeObject).metadata.name)).toEqual(Array.from({ length: 200 }, (_, i) => `p${i}`))
+    expect(got.map((e) => (e.object as KubeObject).metadata.name)).toEqual(
+      Array.from({ length: 200 }, (_, i) => `p${i}`)
+    )
     expect(cacher.internals.terminatedCount()).toBe(1)
     expect(idleEvents.every((e) => e.type !== "ERROR")).toBe(true)
     await Effect.runPromise(Fiber.interrupt(idleFiber))
@@ -43,17 +47,38 @@ describe("Cacher", () => {
     const { cacher, close } = await cacherOver(store, { upperBoundCapacity: 100 })
     const first = await run(store.create("/pods/ns/a", pod("ns", "a")))
     for (let i = 0; i < 149; i++) {
-      await run(store.guaranteedUpdate("/pods/ns/a", { tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: `n${i}` } } }) }))
+      await run(
+        store.guaranteedUpdate("/pods/ns/a", {
+          tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: `n${i}` } } })
+        })
+      )
     }
     const last = await run(cacher.get("/pods/ns/a", { resourceVersion: "0" }))
-    for (let i = 0; i < 100 && cacher.internals.watchCache.resourceVersion < BigInt(last!.metadata.resourceVersion!); i++) await new Promise((r) => setTimeout(r, 10))
-    const old = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: first.metadata.resourceVersion })
+    for (
+      let i = 0;
+      i < 100 && cacher.internals.watchCache.resourceVersion < BigInt(last!.metadata.resourceVersion!);
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 10))
+    const old = await Watching.start(cacher, "/pods/", {
+      recursive: true,
+      resourceVersion: first.metadata.resourceVersion
+    })
     const [e] = await old.ended()
-    expect(e).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired", message: expect.stringMatching(/^too old resource version: \d+ \(\d+\)$/) } })
+    expect(e).toMatchObject({
+      type: "ERROR",
+      object: {
+        code: 410,
+        reason: "Expired",
+        message: expect.stringMatching(/^too old resource version: \d+ \(\d+\)$/)
+      }
+    })
     const recent = BigInt(last!.metadata.resourceVersion!) - 10n
     const w = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: recent.toString() })
     const events = await w.next(10)
-    expect(events.map((x) => BigInt((x.object as KubeObject).metadata.resourceVersion!))).toEqual(Array.from({ length: 10 }, (_, i) => recent + 1n + BigInt(i)))
+    expect(events.map((x) => BigInt((x.object as KubeObject).metadata.resourceVersion!))).toEqual(
+      Array.from({ length: 10 }, (_, i) => recent + 1n + BigInt(i))
+    )
     await w.none(100)
     await w.stop()
     await close()
@@ -63,7 +88,14 @@ describe("Cacher", () => {
     const { store } = ours().newStore()
     const { cacher, close } = await cacherOver(store, { bookmarkFrequencyMs: 500 })
     const start = await run(cacher.getCurrentResourceVersion)
-    const w = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: start.toString(), predicate: { ...(await import("../../../src/kubernetes/storage/selection-predicate.js")).Everything, allowWatchBookmarks: true } })
+    const w = await Watching.start(cacher, "/pods/", {
+      recursive: true,
+      resourceVersion: start.toString(),
+      predicate: {
+        ...(await import("../../../src/kubernetes/storage/selection-predicate.js")).Everything,
+        allowWatchBookmarks: true
+      }
+    })
     const c = await run(store.create("/pods/ns/a", pod("ns", "a")))
     const seen: Array<WatchEvent> = []
     while (seen.filter((e) => e.type === "BOOKMARK").length < 1) seen.push(...(await w.next(1, 10_000)))
@@ -75,7 +107,9 @@ describe("Cacher", () => {
     const rvs = seen.map((e) => BigInt((e.object as KubeObject).metadata.resourceVersion!))
     expect(rvs).toEqual([...rvs].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)))
     const bookmarks = seen.filter((e) => e.type === "BOOKMARK")
-    expect(BigInt((bookmarks[0]!.object as KubeObject).metadata.resourceVersion!)).toBeGreaterThanOrEqual(BigInt(c.metadata.resourceVersion!))
+    expect(BigInt((bookmarks[0]!.object as KubeObject).metadata.resourceVersion!)).toBeGreaterThanOrEqual(
+      BigInt(c.metadata.resourceVersion!)
+    )
     expect((bookmarks[0]!.object as KubeObject).kind).toBe("Pod")
     await w.stop()
     await close()
@@ -92,7 +126,8 @@ describe("Cacher", () => {
     }
     const { cacher, close } = await cacherOver(held)
     await run(store.create("/pods/ns/a", pod("ns", "a")))
-    for (let i = 0; i < 200 && cacher.internals.watchCache.store.size === 0; i++) await new Promise((r) => setTimeout(r, 10))
+    for (let i = 0; i < 200 && cacher.internals.watchCache.store.size === 0; i++)
+      await new Promise((r) => setTimeout(r, 10))
     expect((await run(cacher.getList("/pods/", { recursive: true }))).items.map((o) => o.metadata.name)).toEqual(["a"])
     hold = true
     await run(store.create("/pods/ns/b", pod("ns", "b")))
@@ -101,7 +136,9 @@ describe("Cacher", () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(2900)
     expect(list.items.map((o) => o.metadata.name)).toEqual(["a", "b"])
     // RV "0" is served from the (stale) cache at once
-    expect((await run(cacher.getList("/pods/", { recursive: true, resourceVersion: "0" }))).items.map((o) => o.metadata.name)).toEqual(["a"])
+    expect(
+      (await run(cacher.getList("/pods/", { recursive: true, resourceVersion: "0" }))).items.map((o) => o.metadata.name)
+    ).toEqual(["a"])
     await close()
   })
 
@@ -112,10 +149,18 @@ describe("Cacher", () => {
     let lists = 0
     const expiring: StorageService = {
       ...store,
-      getList: (k, o) => Effect.zipRight(Effect.sync(() => lists++), store.getList(k, o)),
+      getList: (k, o) =>
+        Effect.zipRight(
+          Effect.sync(() => lists++),
+          store.getList(k, o)
+        ),
       watch: (k, o) =>
         Effect.map(store.watch(k, o), (s) => {
-          const gone = Stream.fromEffect(Deferred.await(expire)).pipe(Stream.as(errorEvent(toStatus(newResourceExpired("The resourceVersion for the provided watch is too old.")))))
+          const gone = Stream.fromEffect(Deferred.await(expire)).pipe(
+            Stream.as(
+              errorEvent(toStatus(newResourceExpired("The resourceVersion for the provided watch is too old.")))
+            )
+          )
           return Stream.merge(s, gone, { haltStrategy: "right" })
         })
     }
@@ -132,18 +177,25 @@ describe("Cacher", () => {
     expire = Deferred.unsafeMake<void>(Effect.runSync(Effect.fiberId))
     expect(await a.ended()).toEqual([])
     expect((await stale.ended()).every((e) => e.type !== "ERROR")).toBe(true)
-    for (let i = 0; i < 1000 && (lists === listsAtStart || !cacher.internals.ready.isReady); i++) await new Promise((r) => setTimeout(r, 5))
+    for (let i = 0; i < 1000 && (lists === listsAtStart || !cacher.internals.ready.isReady); i++)
+      await new Promise((r) => setTimeout(r, 5))
     expect(lists).toBeGreaterThan(listsAtStart)
     // a client that saw everything re-watches from its last RV and misses nothing
     const lastA = before[4]!.object as KubeObject
-    const again = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: lastA.metadata.resourceVersion })
+    const again = await Watching.start(cacher, "/pods/", {
+      recursive: true,
+      resourceVersion: lastA.metadata.resourceVersion
+    })
     for (let i = 5; i < 8; i++) await run(store.create(`/pods/ns/a${i}`, pod("ns", `a${i}`)))
     const after = await again.next(3)
     expect([...before, ...after].map((e) => `${e.type} ${(e.object as KubeObject).metadata.name}`)).toEqual(
       Array.from({ length: 8 }, (_, i) => `ADDED a${i}`)
     )
     // one whose last RV is older than the relist cannot be served from the cache: 410, and it relists
-    const behind = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: (staleSeen[1]!.object as KubeObject).metadata.resourceVersion })
+    const behind = await Watching.start(cacher, "/pods/", {
+      recursive: true,
+      resourceVersion: (staleSeen[1]!.object as KubeObject).metadata.resourceVersion
+    })
     const [e] = await behind.ended()
     expect(e).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired" } })
     await again.stop()
@@ -156,17 +208,26 @@ describe("Cacher", () => {
     const scope = Effect.runSync(Scope.make())
     let ended = 0
     let delivered = 0
-    const sink = { push: (evs: ReadonlyArray<WatchEvent>) => ((delivered += evs.length), true), end: () => void ended++ }
+    const sink = {
+      push: (evs: ReadonlyArray<WatchEvent>) => ((delivered += evs.length), true),
+      end: () => void ended++
+    }
     await Effect.runPromise(
       Effect.forEach(
         Array.from({ length: 9_000 }, (_, i) => i),
-        (i) => Scope.extend(watchInto(cacher, `/pods/ns${i % 10}/`, { recursive: true, resourceVersion: "0" }, sink), scope),
+        (i) =>
+          Scope.extend(watchInto(cacher, `/pods/ns${i % 10}/`, { recursive: true, resourceVersion: "0" }, sink), scope),
         { discard: true }
       )
     )
     const fibers = await Effect.runPromise(
-      Effect.forEach(Array.from({ length: 1_000 }, (_, i) => i), (i) =>
-        Effect.flatMap(cacher.watch(`/pods/ns${i % 10}/`, { recursive: true, resourceVersion: "0" }), (s) => Effect.forkIn(Stream.runDrain(s), scope)))
+      Effect.forEach(
+        Array.from({ length: 1_000 }, (_, i) => i),
+        (i) =>
+          Effect.flatMap(cacher.watch(`/pods/ns${i % 10}/`, { recursive: true, resourceVersion: "0" }), (s) =>
+            Effect.forkIn(Stream.runDrain(s), scope)
+          )
+      )
     )
     expect(cacher.internals.watcherCount()).toBe(10_000)
     await run(store.create("/pods/ns1/x", pod("ns1", "x")))

@@ -17,7 +17,9 @@ import { WatchCacheTag } from "../../../src/kubernetes/cacher/watch-cache.js"
 
 const parts = DispatcherTag.layer.pipe(
   Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer)),
-  Layer.provide(Layer.succeed(CacherConfigTag, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } }))
+  Layer.provide(
+    Layer.succeed(CacherConfigTag, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } })
+  )
 )
 
 class Sink {
@@ -50,7 +52,7 @@ const settle = Effect.repeatN(Effect.yieldNow(), 50)
 
 describe("dispatcher (its own layer, TestClock)", () => {
   it.scoped("a watcher full past the budget is terminated; the others get every event", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { incoming } = yield* DispatcherTag
       const watchers = yield* CacheWatchersTag
       const cache = yield* WatchCacheTag
@@ -77,13 +79,16 @@ describe("dispatcher (its own layer, TestClock)", () => {
       expect(stuck.events.every((e) => e.type !== "ERROR")).toBe(true)
       yield* Queue.offer(incoming, cache.processEvent("ADDED", obj("o23"), 23n))
       yield* settle
-      expect(reader.events.map((e) => (e.object as KubeObject).metadata.name)).toEqual(Array.from({ length: 23 }, (_, i) => `o${i + 1}`))
+      expect(reader.events.map((e) => (e.object as KubeObject).metadata.name)).toEqual(
+        Array.from({ length: 23 }, (_, i) => `o${i + 1}`)
+      )
       expect(watchers.size).toBe(1)
       expect(stuckWatcher.stopped).toBe(true)
-    }).pipe(Effect.provide(parts)))
+    }).pipe(Effect.provide(parts))
+  )
 
   it.scoped("a watcher that drains within the budget is kept and gets everything in order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { incoming } = yield* DispatcherTag
       const watchers = yield* CacheWatchersTag
       const cache = yield* WatchCacheTag
@@ -101,32 +106,38 @@ describe("dispatcher (its own layer, TestClock)", () => {
       yield* TestClock.adjust("100 millis")
       yield* settle
       expect(watchers.terminated).toBe(0)
-      expect(slow.events.map((e) => (e.object as KubeObject).metadata.name)).toEqual(Array.from({ length: 22 }, (_, i) => `o${i + 1}`))
-    }).pipe(Effect.provide(parts)))
+      expect(slow.events.map((e) => (e.object as KubeObject).metadata.name)).toEqual(
+        Array.from({ length: 22 }, (_, i) => `o${i + 1}`)
+      )
+    }).pipe(Effect.provide(parts))
+  )
 
-  it.scoped("the tick gives a watcher that allows bookmarks one at the last RV once it is due, and none without progress", () =>
-    Effect.gen(function*() {
-      const { incoming } = yield* DispatcherTag
-      const watchers = yield* CacheWatchersTag
-      const cache = yield* WatchCacheTag
-      const b = new Sink()
-      const plain = new Sink()
-      watchers.add(watcherOn(b, 0, true))
-      watchers.add(watcherOn(plain, 0, false))
-      yield* Queue.offer(incoming, cache.processEvent("ADDED", obj("a"), 5n))
-      yield* settle
-      yield* TestClock.adjust("30 seconds")
-      yield* settle
-      expect(b.events.map((e) => e.type)).toEqual(["ADDED"])
-      yield* TestClock.adjust("32 seconds")
-      yield* settle
-      expect(b.events.map((e) => e.type)).toEqual(["ADDED", "BOOKMARK"])
-      expect((b.events[1]!.object as KubeObject).metadata.resourceVersion).toBe("5")
-      expect((b.events[1]!.object as KubeObject).kind).toBe("Pod")
-      // a minute later with nothing new: no second bookmark at the same RV
-      yield* TestClock.adjust("62 seconds")
-      yield* settle
-      expect(b.events).toHaveLength(2)
-      expect(plain.events.map((e) => e.type)).toEqual(["ADDED"])
-    }).pipe(Effect.provide(parts)))
+  it.scoped(
+    "the tick gives a watcher that allows bookmarks one at the last RV once it is due, and none without progress",
+    () =>
+      Effect.gen(function* () {
+        const { incoming } = yield* DispatcherTag
+        const watchers = yield* CacheWatchersTag
+        const cache = yield* WatchCacheTag
+        const b = new Sink()
+        const plain = new Sink()
+        watchers.add(watcherOn(b, 0, true))
+        watchers.add(watcherOn(plain, 0, false))
+        yield* Queue.offer(incoming, cache.processEvent("ADDED", obj("a"), 5n))
+        yield* settle
+        yield* TestClock.adjust("30 seconds")
+        yield* settle
+        expect(b.events.map((e) => e.type)).toEqual(["ADDED"])
+        yield* TestClock.adjust("32 seconds")
+        yield* settle
+        expect(b.events.map((e) => e.type)).toEqual(["ADDED", "BOOKMARK"])
+        expect((b.events[1]!.object as KubeObject).metadata.resourceVersion).toBe("5")
+        expect((b.events[1]!.object as KubeObject).kind).toBe("Pod")
+        // a minute later with nothing new: no second bookmark at the same RV
+        yield* TestClock.adjust("62 seconds")
+        yield* settle
+        expect(b.events).toHaveLength(2)
+        expect(plain.events.map((e) => e.type)).toEqual(["ADDED"])
+      }).pipe(Effect.provide(parts))
+  )
 })

@@ -8,7 +8,13 @@ export const cacherOver = async (underlying: StorageService, config: Partial<Cac
   const scope = Effect.runSync(Scope.make())
   const cacher = Effect.runSync(
     Scope.extend(
-      Cacher.make(underlying, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" }, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" }, ...config }),
+      Cacher.make(underlying, {
+        resourcePrefix: "/pods/",
+        groupResource: { group: "", resource: "pods" },
+        getAttrs: podAttrs,
+        typeMeta: { apiVersion: "v1", kind: "Pod" },
+        ...config
+      }),
       scope
     )
   )

@@ -39,7 +39,9 @@ describe("watchCache", () => {
     const wc = new WatchCache(keyOf, defaultAttrs, () => 0, 100)
     expect(Either.isLeft(Either.right(0))).toBe(false)
     const uninit = wc.eventsSince(5n)
-    expect("message" in uninit && uninit.message).toBe("Internal error occurred: watch cache isn't correctly initialized")
+    expect("message" in uninit && uninit.message).toBe(
+      "Internal error occurred: watch cache isn't correctly initialized"
+    )
     wc.replace([obj("a")], 9n)
     // a watch from exactly the list RV is fine (nothing to replay), one below it is not
     expect(wc.eventsSince(9n)).toMatchObject({ _tag: "Events", events: [] })
@@ -49,7 +51,9 @@ describe("watchCache", () => {
     // the ring (bound 100) evicted the first 50: the oldest kept is 60
     expect(wc.eventsSince(58n)).toMatchObject({ _tag: "Expired", message: "too old resource version: 58 (59)" })
     const since = wc.eventsSince(59n)
-    expect(since._tag === "Events" && since.events.map((e) => e.resourceVersion)).toEqual(Array.from({ length: 100 }, (_, i) => BigInt(60 + i)))
+    expect(since._tag === "Events" && since.events.map((e) => e.resourceVersion)).toEqual(
+      Array.from({ length: 100 }, (_, i) => BigInt(60 + i))
+    )
     // a future RV is accepted: nothing yet
     expect(wc.eventsSince(1000n)).toMatchObject({ _tag: "Events", events: [] })
   })
@@ -68,7 +72,7 @@ describe("watchCache", () => {
   })
 
   it.effect("waitUntilFresh returns once the cache reaches the RV, else 'Too large resource version' after 3 s", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const wc = new WatchCache(keyOf, defaultAttrs, () => 0)
       wc.replace([], 10n)
       yield* wc.waitUntilFresh(10n)
@@ -83,7 +87,8 @@ describe("watchCache", () => {
       const e = yield* Fiber.join(late)
       expect(e.message).toBe("Timeout: Too large resource version: 20, current: 12")
       expect(e.details?.retryAfterSeconds).toBe(1)
-    }))
+    })
+  )
 
   it("watch channel sizes (TestSuggestedWatchChannelSize)", () => {
     expect(suggestedWatchChannelSize(100, true, true)).toBe(10)

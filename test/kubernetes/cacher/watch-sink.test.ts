@@ -43,7 +43,9 @@ describe("Cacher watches into a sink", () => {
 
   const sinkWatch = async (storage: StorageService, rec: Recorder, options: ListOptions, key = "/pods/") => {
     const scope = Effect.runSync(Scope.make())
-    rec.handle = await Effect.runPromise(Scope.extend(watchInto(storage, key, { recursive: true, ...options }, rec.sink), scope))
+    rec.handle = await Effect.runPromise(
+      Scope.extend(watchInto(storage, key, { recursive: true, ...options }, rec.sink), scope)
+    )
     return () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 
@@ -61,7 +63,12 @@ describe("Cacher watches into a sink", () => {
     const stopSlow = await sinkWatch(cacher, slow, { resourceVersion: rv, predicate: pred })
     for (let i = 0; i < 8; i++) {
       const color = i % 3 === 0 ? "blue" : "red"
-      await run(store.guaranteedUpdate("/pods/ns/a", { tryUpdate: (o) => Effect.succeed({ object: { ...o, metadata: { ...o.metadata, labels: { color } }, spec: { n: i } } }) }))
+      await run(
+        store.guaranteedUpdate("/pods/ns/a", {
+          tryUpdate: (o) =>
+            Effect.succeed({ object: { ...o, metadata: { ...o.metadata, labels: { color } }, spec: { n: i } } })
+        })
+      )
     }
     await run(store.delete("/pods/ns/a"))
     // ADDED a; each update leaves, enters or stays in the selector (8 events); the delete
@@ -94,7 +101,10 @@ describe("Cacher watches into a sink", () => {
     const reader = new Recorder()
     const stuck = new Recorder()
     stuck.full = true
-    const stops = [await sinkWatch(cacher, reader, { resourceVersion: rv }), await sinkWatch(cacher, stuck, { resourceVersion: rv })]
+    const stops = [
+      await sinkWatch(cacher, reader, { resourceVersion: rv }),
+      await sinkWatch(cacher, stuck, { resourceVersion: rv })
+    ]
     for (let i = 0; i < 300; i++) await run(store.create(`/pods/ns/p${String(i).padStart(3, "0")}`, pod("ns", `p${i}`)))
     await until(() => reader.events.length >= 300, "the reader")
     expect(reader.names()).toEqual(Array.from({ length: 300 }, (_, i) => `ADDED p${i}`))
@@ -148,11 +158,16 @@ describe("Cacher watches into a sink", () => {
     const { cacher, close } = await cacherOver(store)
     const rv = (await run(cacher.getCurrentResourceVersion)).toString()
     const recs = Array.from({ length: 10_000 }, () => new Recorder())
-    const stops = await Promise.all(recs.map((r, i) => sinkWatch(cacher, r, { resourceVersion: rv }, `/pods/ns${i % 10}/`)))
+    const stops = await Promise.all(
+      recs.map((r, i) => sinkWatch(cacher, r, { resourceVersion: rv }, `/pods/ns${i % 10}/`))
+    )
     expect(cacher.internals.watcherCount()).toBe(10_000)
-    for (let i = 0; i < 50; i++) await run(store.create(`/pods/ns${i % 10}/o${String(i).padStart(2, "0")}`, pod(`ns${i % 10}`, `o${i}`)))
+    for (let i = 0; i < 50; i++)
+      await run(store.create(`/pods/ns${i % 10}/o${String(i).padStart(2, "0")}`, pod(`ns${i % 10}`, `o${i}`)))
     await until(() => recs.every((r) => r.events.length >= 5), "every watcher's 5 events")
-    recs.forEach((r, i) => expect(r.names()).toEqual(Array.from({ length: 5 }, (_, k) => `ADDED o${(i % 10) + 10 * k}`)))
+    recs.forEach((r, i) =>
+      expect(r.names()).toEqual(Array.from({ length: 5 }, (_, k) => `ADDED o${(i % 10) + 10 * k}`))
+    )
     await Promise.all(stops.map((s) => s()))
     expect(cacher.internals.watcherCount()).toBe(0)
     await close()

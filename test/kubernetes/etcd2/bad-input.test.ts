@@ -33,15 +33,24 @@ const brokenEtcd = async (answer: (url: URL) => Answer) => {
   const port = typeof address === "object" && address !== null ? address.port : 0
   return {
     url: `http://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      })
   }
 }
 
 const goodNode = (index: number) =>
-  JSON.stringify({ action: "create", node: { key: "/registry/pods/ns/a", value: new TextDecoder().decode(encodeObject(pod("ns", "a"))), modifiedIndex: index, createdIndex: index } })
+  JSON.stringify({
+    action: "create",
+    node: {
+      key: "/registry/pods/ns/a",
+      value: new TextDecoder().decode(encodeObject(pod("ns", "a"))),
+      modifiedIndex: index,
+      createdIndex: index
+    }
+  })
 
 /** The watch's whole output (it must end by itself). */
 const watchAll = async (keys: KeysClientService, rv: number) => {
@@ -83,7 +92,10 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
       answer: {
         status: 200,
         headers: { "X-Etcd-Index": "12" },
-        body: JSON.stringify({ action: "set", node: { key: "/registry/pods/ns/a", value: "[1,2,3]", modifiedIndex: 12, createdIndex: 12 } })
+        body: JSON.stringify({
+          action: "set",
+          node: { key: "/registry/pods/ns/a", value: "[1,2,3]", modifiedIndex: 12, createdIndex: 12 }
+        })
       },
       message: /^Internal error occurred: failure to decode api object: /
     }
@@ -95,13 +107,26 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
           const waiting = url.searchParams.get("wait") === "true"
           // the initial list itself is fine when the poll is under test, and the other way round
           if (phase === "the long poll" ? waiting : !waiting) return c.answer
-          return { status: 200, headers: { "X-Etcd-Index": "10" }, body: JSON.stringify({ action: "get", node: { key: "/registry/pods", dir: true, modifiedIndex: 1, createdIndex: 1 } }) }
+          return {
+            status: 200,
+            headers: { "X-Etcd-Index": "10" },
+            body: JSON.stringify({
+              action: "get",
+              node: { key: "/registry/pods", dir: true, modifiedIndex: 1, createdIndex: 1 }
+            })
+          }
         })
         try {
           const events = await watchAll(keysClient(server.url), phase === "the long poll" ? 9 : 0)
           expect(events).toHaveLength(1)
           expect(events[0]!.type).toBe("ERROR")
-          expect(status(events[0]!)).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", code: 500, reason: "InternalError" })
+          expect(status(events[0]!)).toMatchObject({
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            code: 500,
+            reason: "InternalError"
+          })
           expect(status(events[0]!).message).toMatch(c.message)
         } finally {
           await server.close()
@@ -116,8 +141,13 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
     await server.close()
     let attempts = 0
     const keys = keysClient(url)
-    const counting: KeysClientService = { ...keys, watch: (k, o) => Effect.suspend(() => (attempts++, keys.watch(k, o))) }
-    const w = new Watching(etcdWatcher({ keys: counting, retry: Schedule.recurs(3) }, "/registry/pods", 5, { recursive: true }))
+    const counting: KeysClientService = {
+      ...keys,
+      watch: (k, o) => Effect.suspend(() => (attempts++, keys.watch(k, o)))
+    }
+    const w = new Watching(
+      etcdWatcher({ keys: counting, retry: Schedule.recurs(3) }, "/registry/pods", 5, { recursive: true })
+    )
     const events = await w.ended()
     expect(attempts).toBe(4)
     expect(events).toHaveLength(1)

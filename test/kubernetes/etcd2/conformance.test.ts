@@ -19,8 +19,11 @@ import { keysClient, newStore, runKeys, startEtcdV2 } from "./support.js"
 
 const obj = (e: WatchEvent) => e.object as KubeObject
 const summary = (events: ReadonlyArray<WatchEvent>) =>
-  events.map((e) => `${e.type} ${e.type === "ERROR" || e.type === "BOOKMARK" ? "" : `${obj(e).metadata.namespace}/${obj(e).metadata.name}`}`.trim())
-const update = (labels: Record<string, string>) => (o: KubeObject) => Effect.succeed({ object: { ...o, metadata: { ...o.metadata, labels } } })
+  events.map((e) =>
+    `${e.type} ${e.type === "ERROR" || e.type === "BOOKMARK" ? "" : `${obj(e).metadata.namespace}/${obj(e).metadata.name}`}`.trim()
+  )
+const update = (labels: Record<string, string>) => (o: KubeObject) =>
+  Effect.succeed({ object: { ...o, metadata: { ...o.metadata, labels } } })
 
 describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable-v2", () => {
   let etcd: EtcdProcess
@@ -40,7 +43,11 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
         const { store } = fresh()
         const key = recursive ? "/pods/test-ns/" : "/pods/test-ns/foo"
         const start = await run(store.getList(key, { recursive }))
-        const w = await Watching.start(store, key, { recursive, resourceVersion: start.metadata.resourceVersion, predicate: predicate({ label: "a=b" }) })
+        const w = await Watching.start(store, key, {
+          recursive,
+          resourceVersion: start.metadata.resourceVersion,
+          predicate: predicate({ label: "a=b" })
+        })
         const c = await run(store.create("/pods/test-ns/foo", pod("test-ns", "foo", { labels: { a: "b" } })))
         expect(await w.next(1)).toEqual([{ type: "ADDED", object: c }])
         const u = await run(store.guaranteedUpdate("/pods/test-ns/foo", { tryUpdate: update({ a: "b", x: "y" }) }))
@@ -79,8 +86,17 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       const [e, ...rest] = await old.ended()
       expect(rest).toEqual([])
       expect(e!.type).toBe("ERROR")
-      expect(e!.object).toMatchObject({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", reason: "Expired", code: 410 })
-      expect((e!.object as { message: string }).message).toMatch(/^401: The event in requested index is outdated and cleared/)
+      expect(e!.object).toMatchObject({
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        reason: "Expired",
+        code: 410
+      })
+      expect((e!.object as { message: string }).message).toMatch(
+        /^401: The event in requested index is outdated and cleared/
+      )
     })
 
     it("RunTestDeleteTriggerWatch: DELETED", async () => {
@@ -99,7 +115,10 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       const u = await run(store.guaranteedUpdate("/pods/ns/foo", { tryUpdate: update({ z: "1" }) }))
       const d = await run(store.delete("/pods/ns/foo"))
       const events = await w.next(2)
-      expect(events).toEqual([{ type: "MODIFIED", object: u }, { type: "DELETED", object: d }])
+      expect(events).toEqual([
+        { type: "MODIFIED", object: u },
+        { type: "DELETED", object: d }
+      ])
       expect(obj(events[1]!).metadata.resourceVersion).not.toBe(u.metadata.resourceVersion)
       await w.stop()
     })
@@ -107,7 +126,8 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
     it("RunTestDelayedWatchDelivery: events queued before Stop are still delivered in order", async () => {
       const { store } = fresh()
       const start = await run(store.getCurrentResourceVersion)
-      for (let i = 0; i < 21; i++) await run(store.create(`/pods/ns/p${String(i).padStart(2, "0")}`, pod("ns", `p${i}`)))
+      for (let i = 0; i < 21; i++)
+        await run(store.create(`/pods/ns/p${String(i).padStart(2, "0")}`, pod("ns", `p${i}`)))
       const w = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: start.toString() })
       const first = await w.next(1)
       await new Promise((r) => setTimeout(r, 1000))
@@ -127,8 +147,14 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
     it("RunTestWatcherTimeout: 50 watchers that never read do not hold up one that does", async () => {
       const { store } = fresh()
       const start = await run(store.getCurrentResourceVersion)
-      const idle = await Promise.all(Array.from({ length: 50 }, () => run(store.watch("/pods/", { recursive: true, resourceVersion: start.toString() }))))
-      const held = idle.map((s) => Effect.runFork(Stream.runDrain(Stream.take(s, 1)).pipe(Effect.zipRight(Effect.never))))
+      const idle = await Promise.all(
+        Array.from({ length: 50 }, () =>
+          run(store.watch("/pods/", { recursive: true, resourceVersion: start.toString() }))
+        )
+      )
+      const held = idle.map((s) =>
+        Effect.runFork(Stream.runDrain(Stream.take(s, 1)).pipe(Effect.zipRight(Effect.never)))
+      )
       const reader = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: start.toString() })
       for (let i = 0; i < 22; i++) await run(store.create(`/pods/ns/p${i}`, pod("ns", `p${i}`)))
       expect((await reader.next(22, 12_500)).length).toBe(22)
@@ -139,17 +165,38 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
     it("RunTestClusterScopedWatch / NamespaceScopedWatch: name and namespace selectors", async () => {
       const { store } = fresh()
       const start = await run(store.getCurrentResourceVersion)
-      const byName = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: start.toString(), predicate: predicate({ field: "metadata.name=foo" }) })
+      const byName = await Watching.start(store, "/pods/", {
+        recursive: true,
+        resourceVersion: start.toString(),
+        predicate: predicate({ field: "metadata.name=foo" })
+      })
       const byNs = await Watching.start(store, "/pods/ns1/", { recursive: true, resourceVersion: start.toString() })
-      const byNode = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: start.toString(), predicate: predicate({ field: "spec.nodeName=n1" }) })
+      const byNode = await Watching.start(store, "/pods/", {
+        recursive: true,
+        resourceVersion: start.toString(),
+        predicate: predicate({ field: "spec.nodeName=n1" })
+      })
       await run(store.create("/pods/ns1/foo", pod("ns1", "foo")))
       await run(store.create("/pods/ns1/bar", pod("ns1", "bar")))
       await run(store.create("/pods/ns2/foo", pod("ns2", "foo")))
       // scheduled onto n1: enters the nodeName selector (ADDED), then leaves it (DELETED)
-      await run(store.guaranteedUpdate("/pods/ns1/bar", { tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: "n1" } } }) }))
-      await run(store.guaranteedUpdate("/pods/ns1/bar", { tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: "n2" } } }) }))
+      await run(
+        store.guaranteedUpdate("/pods/ns1/bar", {
+          tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: "n1" } } })
+        })
+      )
+      await run(
+        store.guaranteedUpdate("/pods/ns1/bar", {
+          tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: "n2" } } })
+        })
+      )
       expect(summary(await byName.next(2))).toEqual(["ADDED ns1/foo", "ADDED ns2/foo"])
-      expect(summary(await byNs.next(4))).toEqual(["ADDED ns1/foo", "ADDED ns1/bar", "MODIFIED ns1/bar", "MODIFIED ns1/bar"])
+      expect(summary(await byNs.next(4))).toEqual([
+        "ADDED ns1/foo",
+        "ADDED ns1/bar",
+        "MODIFIED ns1/bar",
+        "MODIFIED ns1/bar"
+      ])
       expect(summary(await byNode.next(2))).toEqual(["ADDED ns1/bar", "DELETED ns1/bar"])
       for (const w of [byName, byNs, byNode]) {
         await w.none()
@@ -165,8 +212,20 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       const cases: Array<{ name: string; rv: string; s?: boolean; b: boolean; initial: Array<string> }> = [
         { name: "RV=0, legacy", rv: "0", b: false, initial: ["ADDED ns/p1", "ADDED ns/p2"] },
         { name: "RV='', legacy", rv: "", b: false, initial: ["ADDED ns/p1", "ADDED ns/p2"] },
-        { name: "RV=0, sendInitialEvents, bookmarks", rv: "0", s: true, b: true, initial: ["ADDED ns/p1", "ADDED ns/p2", "BOOKMARK"] },
-        { name: "RV=N, sendInitialEvents, bookmarks", rv: p1.metadata.resourceVersion!, s: true, b: true, initial: ["ADDED ns/p1", "ADDED ns/p2", "BOOKMARK"] },
+        {
+          name: "RV=0, sendInitialEvents, bookmarks",
+          rv: "0",
+          s: true,
+          b: true,
+          initial: ["ADDED ns/p1", "ADDED ns/p2", "BOOKMARK"]
+        },
+        {
+          name: "RV=N, sendInitialEvents, bookmarks",
+          rv: p1.metadata.resourceVersion!,
+          s: true,
+          b: true,
+          initial: ["ADDED ns/p1", "ADDED ns/p2", "BOOKMARK"]
+        },
         { name: "RV=0, no initial events", rv: "0", s: false, b: true, initial: [] },
         { name: "RV=N: events after N only", rv: p1.metadata.resourceVersion!, b: false, initial: ["ADDED ns/p2"] }
       ]
@@ -193,16 +252,26 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
     it("sendInitialEvents with a future RV: 504 Too large resource version", async () => {
       const { store } = fresh()
       const current = await run(store.getCurrentResourceVersion)
-      const w = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: (current + 100n).toString(), sendInitialEvents: true })
+      const w = await Watching.start(store, "/pods/", {
+        recursive: true,
+        resourceVersion: (current + 100n).toString(),
+        sendInitialEvents: true
+      })
       const [e] = await w.ended()
-      expect(e!.object).toMatchObject({ code: 504, reason: "Timeout", details: { causes: [{ type: "ResourceVersionTooLarge" }] } })
+      expect(e!.object).toMatchObject({
+        code: 504,
+        reason: "Timeout",
+        details: { causes: [{ type: "ResourceVersionTooLarge" }] }
+      })
     })
 
     it("bad input: an invalid resourceVersion fails the call with the apiserver's error", async () => {
       const { store } = fresh()
       const e = await fails(store.watch("/pods/", { recursive: true, resourceVersion: "abc" }))
       expect(e._tag).toBe("Invalid")
-      expect(e.message).toBe('pods "" is invalid: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax')
+      expect(e.message).toBe(
+        'pods "" is invalid: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax'
+      )
       expect((await fails(store.watch("/nodes/", { recursive: true })))._tag).toBe("InternalError")
     })
   })
@@ -216,7 +285,9 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       expect((await fails(store.create("/pods/ns/foo", pod("ns", "foo")))).message).toBe('pods "foo" already exists')
       expect((await fails(store.get("/pods/ns/nope"))).message).toBe('pods "nope" not found')
       expect(await run(store.get("/pods/ns/nope", { ignoreNotFound: true }))).toBeUndefined()
-      const e = await fails(store.create("/pods/ns/bar", { ...pod("ns", "bar"), metadata: { name: "bar", resourceVersion: "5" } }))
+      const e = await fails(
+        store.create("/pods/ns/bar", { ...pod("ns", "bar"), metadata: { name: "bar", resourceVersion: "5" } })
+      )
       expect(e.message).toContain("resourceVersion should not be set on objects to be created")
       const tooLarge = await fails(store.get("/pods/ns/foo", { resourceVersion: "9223372036854775807" }))
       expect(tooLarge._tag).toBe("Timeout")
@@ -242,9 +313,13 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       const all = await run(store.getList("/pods/", { recursive: true }))
       expect([...all.items].sort((x, y) => x.metadata.name!.localeCompare(y.metadata.name!))).toEqual([a, b])
       expect(BigInt(all.metadata.resourceVersion!)).toBeGreaterThanOrEqual(rv(b))
-      expect((await run(store.getList("/pods/", { recursive: true, predicate: predicate({ label: "x=1" }) }))).items).toEqual([a])
+      expect(
+        (await run(store.getList("/pods/", { recursive: true, predicate: predicate({ label: "x=1" }) }))).items
+      ).toEqual([a])
       expect((await run(store.getList("/pods/ns2/", { recursive: true }))).items).toEqual([b])
-      expect((await fails(store.getList("/pods/", { recursive: true, predicate: predicate({ continue: "abc" }) })))._tag).toBe("BadRequest")
+      expect(
+        (await fails(store.getList("/pods/", { recursive: true, predicate: predicate({ continue: "abc" }) })))._tag
+      ).toBe("BadRequest")
       expect((await run(store.stats("/pods/"))).objectCount).toBe(2)
     })
 
@@ -252,28 +327,46 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       const { store } = fresh()
       const created = await run(store.create("/pods/ns/foo", pod("ns", "foo")))
       let calls = 0
-      const u = await run(store.guaranteedUpdate("/pods/ns/foo", {
-        cachedExistingObject: created,
-        tryUpdate: (o) =>
-          Effect.gen(function*() {
-            calls++
-            // a concurrent writer on the first attempt: the swap must fail and retry
-            if (calls === 1) yield* Effect.orDie(store.guaranteedUpdate("/pods/ns/foo", { tryUpdate: update({ other: "writer" }) }))
-            return { object: { ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, mine: "yes" } } } }
-          })
-      }))
+      const u = await run(
+        store.guaranteedUpdate("/pods/ns/foo", {
+          cachedExistingObject: created,
+          tryUpdate: (o) =>
+            Effect.gen(function* () {
+              calls++
+              // a concurrent writer on the first attempt: the swap must fail and retry
+              if (calls === 1)
+                yield* Effect.orDie(store.guaranteedUpdate("/pods/ns/foo", { tryUpdate: update({ other: "writer" }) }))
+              return { object: { ...o, metadata: { ...o.metadata, labels: { ...o.metadata.labels, mine: "yes" } } } }
+            })
+        })
+      )
       expect(calls).toBe(2)
       expect(u.metadata.labels).toEqual({ other: "writer", mine: "yes" })
       expect(await run(store.get("/pods/ns/foo"))).toEqual(u)
       // nothing changed: no write, same RV
-      const same = await run(store.guaranteedUpdate("/pods/ns/foo", { tryUpdate: (o) => Effect.succeed({ object: o }) }))
+      const same = await run(
+        store.guaranteedUpdate("/pods/ns/foo", { tryUpdate: (o) => Effect.succeed({ object: o }) })
+      )
       expect(same.metadata.resourceVersion).toBe(u.metadata.resourceVersion)
       // ignoreNotFound creates
-      const made = await run(store.guaranteedUpdate("/pods/ns/new", { ignoreNotFound: true, tryUpdate: () => Effect.succeed({ object: pod("ns", "new") }) }))
+      const made = await run(
+        store.guaranteedUpdate("/pods/ns/new", {
+          ignoreNotFound: true,
+          tryUpdate: () => Effect.succeed({ object: pod("ns", "new") })
+        })
+      )
       expect(await run(store.get("/pods/ns/new"))).toEqual(made)
-      expect((await fails(store.guaranteedUpdate("/pods/ns/missing", { tryUpdate: (o) => Effect.succeed({ object: o }) })))._tag).toBe("NotFound")
+      expect(
+        (await fails(store.guaranteedUpdate("/pods/ns/missing", { tryUpdate: (o) => Effect.succeed({ object: o }) })))
+          ._tag
+      ).toBe("NotFound")
       // preconditions
-      const pre = await fails(store.guaranteedUpdate("/pods/ns/foo", { preconditions: { uid: "nope" }, tryUpdate: (o) => Effect.succeed({ object: o }) }))
+      const pre = await fails(
+        store.guaranteedUpdate("/pods/ns/foo", {
+          preconditions: { uid: "nope" },
+          tryUpdate: (o) => Effect.succeed({ object: o })
+        })
+      )
       expect(pre._tag).toBe("Conflict")
       expect(pre.message).toContain("Precondition failed: UID in precondition: nope")
     })
@@ -288,7 +381,9 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
 
     it("Delete: compareAndDelete on the modifiedIndex; the deleted object at the deletion index; preconditions; NotFound", async () => {
       const { store } = fresh()
-      const created = await run(store.create("/pods/ns/foo", { ...pod("ns", "foo"), metadata: { name: "foo", namespace: "ns", uid: "u1" } }))
+      const created = await run(
+        store.create("/pods/ns/foo", { ...pod("ns", "foo"), metadata: { name: "foo", namespace: "ns", uid: "u1" } })
+      )
       const pre = await fails(store.delete("/pods/ns/foo", { preconditions: { uid: "u2" } }))
       expect(pre._tag).toBe("Conflict")
       const stale = await run(store.guaranteedUpdate("/pods/ns/foo", { tryUpdate: update({ v: "2" }) }))

@@ -36,7 +36,10 @@ describe.skipIf(skipEtcd)("etcd2 keys client on etcd 3.4 --enable-v2", () => {
     await runKeys(keys.create("/kc/a/y", "y"))
     const g = await runKeys(keys.get("/kc", { recursive: true, sorted: true }))
     expect(g.action).toBe("get")
-    expect(leaves(g.node).map((n) => [n.key, n.value])).toEqual([["/kc/a/x", "4"], ["/kc/a/y", "y"]])
+    expect(leaves(g.node).map((n) => [n.key, n.value])).toEqual([
+      ["/kc/a/x", "4"],
+      ["/kc/a/y", "y"]
+    ])
     expect(g.etcdIndex).toBeGreaterThanOrEqual(casValue.node.modifiedIndex)
     const cad = await runKeys(keys.compareAndDelete("/kc/a/x", { prevIndex: casValue.node.modifiedIndex }))
     expect(cad.action).toBe("compareAndDelete")
@@ -49,11 +52,25 @@ describe.skipIf(skipEtcd)("etcd2 keys client on etcd 3.4 --enable-v2", () => {
   it("v2 error bodies become typed errors with etcd's code, message, cause and index", async () => {
     await runKeys(keys.create("/ke/x", "1"))
     const exists = await either(keys.create("/ke/x", "2"))
-    expect(Either.isLeft(exists) && exists.left).toMatchObject({ _tag: "NodeExist", errorCode: 105, message: "Key already exists", cause: "/ke/x" })
+    expect(Either.isLeft(exists) && exists.left).toMatchObject({
+      _tag: "NodeExist",
+      errorCode: 105,
+      message: "Key already exists",
+      cause: "/ke/x"
+    })
     const cmp = await either(keys.compareAndSwap("/ke/x", "2", { prevIndex: 1 }))
-    expect(Either.isLeft(cmp) && cmp.left).toMatchObject({ _tag: "CompareFailed", errorCode: 101, message: "Compare failed" })
+    expect(Either.isLeft(cmp) && cmp.left).toMatchObject({
+      _tag: "CompareFailed",
+      errorCode: 101,
+      message: "Compare failed"
+    })
     const missing = await either(keys.get("/ke/nothing"))
-    expect(Either.isLeft(missing) && missing.left).toMatchObject({ _tag: "KeyNotFound", errorCode: 100, message: "Key not found", cause: "/ke/nothing" })
+    expect(Either.isLeft(missing) && missing.left).toMatchObject({
+      _tag: "KeyNotFound",
+      errorCode: 100,
+      message: "Key not found",
+      cause: "/ke/nothing"
+    })
     if (Either.isLeft(missing) && missing.left._tag === "KeyNotFound") expect(missing.left.index).toBeGreaterThan(0)
     const ttl = await either(keys.set("/ke/y", "1", { ttl: -5 }))
     // a negative TTL is not sent (0 means none); a key with TTL exists
@@ -76,10 +93,22 @@ describe.skipIf(skipEtcd)("etcd2 keys client on etcd 3.4 --enable-v2", () => {
 
 describe("parseResponse", () => {
   it("reads X-Etcd-Index and the body; refuses a bad header, a non-JSON body and a non-v2 body", () => {
-    const ok = parseResponse(200, "7", `{"action":"get","node":{"key":"/a","value":"x","modifiedIndex":3,"createdIndex":3}}`)
-    expect(ok).toEqual(Either.right({ action: "get", node: { key: "/a", value: "x", modifiedIndex: 3, createdIndex: 3 }, etcdIndex: 7 }))
+    const ok = parseResponse(
+      200,
+      "7",
+      `{"action":"get","node":{"key":"/a","value":"x","modifiedIndex":3,"createdIndex":3}}`
+    )
+    expect(ok).toEqual(
+      Either.right({ action: "get", node: { key: "/a", value: "x", modifiedIndex: 3, createdIndex: 3 }, etcdIndex: 7 })
+    )
     expect(parseResponse(200, "7", "")).toEqual(Either.right(undefined))
-    for (const [h, body] of [["x7", "{}"], [undefined, "{}"], ["7", "not json"], ["7", `{"action":"get"}`], ["-1", "{}"]] as const) {
+    for (const [h, body] of [
+      ["x7", "{}"],
+      [undefined, "{}"],
+      ["7", "not json"],
+      ["7", `{"action":"get"}`],
+      ["-1", "{}"]
+    ] as const) {
       const r = parseResponse(200, h, body)
       expect(Either.isLeft(r) && r.left._tag).toBe("V2ResponseError")
     }

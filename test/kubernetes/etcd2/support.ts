@@ -46,7 +46,11 @@ export const newStore = (keys: KeysClientService, extra: Partial<Etcd2StoreConfi
 export const runKeys = <A>(effect: Effect.Effect<A, KeysError>): Promise<A> => Effect.runPromise(effect)
 
 /** Waits until `f` holds, polling (a condition, never a fixed sleep as synchronisation). */
-export const until = async (f: () => boolean | Promise<boolean>, timeoutMs = 20_000, what = "condition"): Promise<void> => {
+export const until = async (
+  f: () => boolean | Promise<boolean>,
+  timeoutMs = 20_000,
+  what = "condition"
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   while (!(await f())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)

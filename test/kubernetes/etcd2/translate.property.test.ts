@@ -27,7 +27,11 @@ type Op =
   | { readonly op: "mkdir"; readonly key: number }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  fc.record({ op: fc.constantFrom("create" as const, "set" as const, "compareAndSwap" as const), key: fc.nat(3), inside: fc.boolean() }),
+  fc.record({
+    op: fc.constantFrom("create" as const, "set" as const, "compareAndSwap" as const),
+    key: fc.nat(3),
+    inside: fc.boolean()
+  }),
   fc.record({ op: fc.constantFrom("delete" as const, "compareAndDelete" as const, "expire" as const), key: fc.nat(3) }),
   fc.record({ op: fc.constant("mkdir" as const), key: fc.nat(3) })
 )
@@ -40,7 +44,10 @@ const predicates: Array<[string, SelectionPredicate]> = [
 ]
 
 const text = (o: KubeObject) => new TextDecoder().decode(encodeObject(o))
-const at = (o: KubeObject, index: number): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: String(index) } })
+const at = (o: KubeObject, index: number): KubeObject => ({
+  ...o,
+  metadata: { ...o.metadata, resourceVersion: String(index) }
+})
 
 interface Stored {
   readonly obj: KubeObject
@@ -59,7 +66,11 @@ const simulate = (ops: ReadonlyArray<Op>, pred: SelectionPredicate) => {
     const old = state.get(key)
     if (o.op === "mkdir") {
       index++
-      responses.push({ action: "set", node: { key: `/registry/pods/dir${index}`, dir: true, createdIndex: index, modifiedIndex: index }, etcdIndex: index })
+      responses.push({
+        action: "set",
+        node: { key: `/registry/pods/dir${index}`, dir: true, createdIndex: index, modifiedIndex: index },
+        etcdIndex: index
+      })
       continue
     }
     if (o.op === "create" || o.op === "set" || o.op === "compareAndSwap") {
@@ -81,7 +92,12 @@ const simulate = (ops: ReadonlyArray<Op>, pred: SelectionPredicate) => {
     }
     if (old === undefined) continue
     index++
-    responses.push({ action: o.op, node: { key, createdIndex: old.node.createdIndex, modifiedIndex: index }, prevNode: old.node, etcdIndex: index })
+    responses.push({
+      action: o.op,
+      node: { key, createdIndex: old.node.createdIndex, modifiedIndex: index },
+      prevNode: old.node,
+      etcdIndex: index
+    })
     state.delete(key)
     if (matches(pred, old.obj)) expected.push({ type: "DELETED", object: at(old.obj, index) })
   }
@@ -91,16 +107,20 @@ const simulate = (ops: ReadonlyArray<Op>, pred: SelectionPredicate) => {
 /** responses → etcdIncoming (ended, or failed with `error`) → translate → outgoing, collected */
 const runTranslate = (responses: ReadonlyArray<Incoming>, pred: SelectionPredicate, error?: KeysError | StatusError) =>
   Effect.runPromise(
-    Effect.scoped(Effect.gen(function*() {
-      const incoming = yield* Mailbox.make<Incoming, KeysError | StatusError>(100)
-      const outgoing = yield* Mailbox.make<WatchEvent>(100)
-      // the producer, in its own fiber: it blocks when etcdIncoming is full
-      yield* Effect.forkScoped(
-        Effect.zipRight(incoming.offerAll(responses), error === undefined ? incoming.end : incoming.fail(error))
-      )
-      yield* Effect.forkScoped(translate(incoming, outgoing, makeSendResult(pred), makeWatcherMarks(), "Pod").pipe(Mailbox.into(outgoing)))
-      return Chunk.toArray(yield* Stream.runCollect(Mailbox.toStream(outgoing)))
-    }))
+    Effect.scoped(
+      Effect.gen(function* () {
+        const incoming = yield* Mailbox.make<Incoming, KeysError | StatusError>(100)
+        const outgoing = yield* Mailbox.make<WatchEvent>(100)
+        // the producer, in its own fiber: it blocks when etcdIncoming is full
+        yield* Effect.forkScoped(
+          Effect.zipRight(incoming.offerAll(responses), error === undefined ? incoming.end : incoming.fail(error))
+        )
+        yield* Effect.forkScoped(
+          translate(incoming, outgoing, makeSendResult(pred), makeWatcherMarks(), "Pod").pipe(Mailbox.into(outgoing))
+        )
+        return Chunk.toArray(yield* Stream.runCollect(Mailbox.toStream(outgoing)))
+      })
+    )
   )
 
 describe("translate (property)", () => {
@@ -120,7 +140,12 @@ describe("translate (property)", () => {
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { maxLength: 250 }), async (ops) => {
         const { expected, responses } = simulate(ops, Everything)
-        const cleared = new EventIndexCleared({ errorCode: 401, message: "The event in requested index is outdated and cleared", cause: "the requested history has been cleared [1/2]", index: 3 })
+        const cleared = new EventIndexCleared({
+          errorCode: 401,
+          message: "The event in requested index is outdated and cleared",
+          cause: "the requested history has been cleared [1/2]",
+          index: 3
+        })
         const events = await runTranslate(responses, Everything, cleared)
         expect(events.slice(0, -1)).toEqual(expected)
         expect(events[events.length - 1]).toEqual({
@@ -132,19 +157,32 @@ describe("translate (property)", () => {
             status: "Failure",
             code: 410,
             reason: "Expired",
-            message: "401: The event in requested index is outdated and cleared (the requested history has been cleared [1/2]) [3]"
+            message:
+              "401: The event in requested index is outdated and cleared (the requested history has been cleared [1/2]) [3]"
           }
         })
       }),
       { numRuns: 30 }
     )
     const internal = await runTranslate([], Everything, newInternalError("boom"))
-    expect(internal).toMatchObject([{ type: "ERROR", object: { code: 500, reason: "InternalError", message: "Internal error occurred: boom" } }])
+    expect(internal).toMatchObject([
+      { type: "ERROR", object: { code: 500, reason: "InternalError", message: "Internal error occurred: boom" } }
+    ])
   })
 
   it("an undecodable node ends the stream with ERROR right after the events before it; nothing after", async () => {
-    const { responses, expected } = simulate([{ op: "create", key: 0, inside: true }, { op: "set", key: 0, inside: true }], Everything)
-    const bad: Response = { action: "create", node: { key: "/registry/pods/ns/bad", value: "{not json", createdIndex: 500, modifiedIndex: 500 }, etcdIndex: 500 }
+    const { responses, expected } = simulate(
+      [
+        { op: "create", key: 0, inside: true },
+        { op: "set", key: 0, inside: true }
+      ],
+      Everything
+    )
+    const bad: Response = {
+      action: "create",
+      node: { key: "/registry/pods/ns/bad", value: "{not json", createdIndex: 500, modifiedIndex: 500 },
+      etcdIndex: 500
+    }
     const after = simulate([{ op: "create", key: 1, inside: true }], Everything).responses
     const events = await runTranslate([...responses, bad, ...after], Everything)
     expect(events.slice(0, 2)).toEqual(expected)

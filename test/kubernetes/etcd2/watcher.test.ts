@@ -23,7 +23,10 @@ import { Everything, pod, predicate, Watching } from "../storage/conformance/sup
 import { keysClient, runKeys, startEtcdV2, until } from "./support.js"
 
 const text = (o: KubeObject) => new TextDecoder().decode(encodeObject(o))
-const at = (o: KubeObject, index: number): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: String(index) } })
+const at = (o: KubeObject, index: number): KubeObject => ({
+  ...o,
+  metadata: { ...o.metadata, resourceVersion: String(index) }
+})
 const labelled = (name: string, labels: Record<string, string>) => pod("ns", name, { labels })
 
 let dirs = 0
@@ -74,9 +77,13 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
     ])
     // TTL expiry: DELETED with the last state at the expiry's index
     expect(expire.type).toBe("DELETED")
-    expect(BigInt((expire.object as KubeObject).metadata.resourceVersion!)).toBeGreaterThan(BigInt(ct.node.modifiedIndex))
-    expect({ ...(expire.object as KubeObject), metadata: { ...(expire.object as KubeObject).metadata, resourceVersion: undefined } })
-      .toEqual({ ...t, metadata: { ...t.metadata, resourceVersion: undefined } })
+    expect(BigInt((expire.object as KubeObject).metadata.resourceVersion!)).toBeGreaterThan(
+      BigInt(ct.node.modifiedIndex)
+    )
+    expect({
+      ...(expire.object as KubeObject),
+      metadata: { ...(expire.object as KubeObject).metadata, resourceVersion: undefined }
+    }).toEqual({ ...t, metadata: { ...t.metadata, resourceVersion: undefined } })
     await w.none(100)
     await w.stop()
   })
@@ -92,8 +99,12 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
     const s2 = await runKeys(keys.set(`${dir}/a`, text(no("a", "3")))) // set in → out: DELETED(old)
     await runKeys(keys.set(`${dir}/a`, text(no("a", "4")))) // set out → out: nothing
     const cas1 = await runKeys(keys.compareAndSwap(`${dir}/a`, text(yes("a", "5")), { prevValue: text(no("a", "4")) })) // out → in: ADDED
-    const cas2 = await runKeys(keys.compareAndSwap(`${dir}/a`, text(no("a", "6")), { prevIndex: cas1.node.modifiedIndex })) // in → out: DELETED
-    const cas3 = await runKeys(keys.compareAndSwap(`${dir}/a`, text(yes("a", "7")), { prevIndex: cas2.node.modifiedIndex })) // out → in: ADDED
+    const cas2 = await runKeys(
+      keys.compareAndSwap(`${dir}/a`, text(no("a", "6")), { prevIndex: cas1.node.modifiedIndex })
+    ) // in → out: DELETED
+    const cas3 = await runKeys(
+      keys.compareAndSwap(`${dir}/a`, text(yes("a", "7")), { prevIndex: cas2.node.modifiedIndex })
+    ) // out → in: ADDED
     const d = await runKeys(keys.delete(`${dir}/a`)) // delete inside: DELETED
     await runKeys(keys.compareAndDelete(`${dir}/out`, { prevValue: text(no("out")) })) // delete outside: nothing
     await runKeys(keys.create(`${dir}/tno`, text(no("tno")), { ttl: 1 })) // expires outside: nothing
@@ -122,7 +133,9 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
     const dir = freshDir()
     const a = await runKeys(keys.create(`${dir}/ns/a`, text(pod("ns", "a"))))
     const b0 = await runKeys(keys.create(`${dir}/ns/b`, text(pod("ns", "b"))))
-    const b1 = await runKeys(keys.compareAndSwap(`${dir}/ns/b`, text(labelled("b", { x: "1" })), { prevIndex: b0.node.modifiedIndex }))
+    const b1 = await runKeys(
+      keys.compareAndSwap(`${dir}/ns/b`, text(labelled("b", { x: "1" })), { prevIndex: b0.node.modifiedIndex })
+    )
     const w = watch(keys, dir, 0)
     // in key order (a sorted recursive get)
     expect(await w.next(2)).toEqual([
@@ -149,7 +162,9 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
     expect(events[0]!.type).toBe("ERROR")
     const status = events[0]!.object as { code: number; reason: string; status: string; message: string }
     expect(status).toMatchObject({ kind: "Status", apiVersion: "v1", status: "Failure", code: 410, reason: "Expired" })
-    expect(status.message).toMatch(/^401: The event in requested index is outdated and cleared \(the requested history has been cleared \[\d+\/\d+\]\) \[\d+\]$/)
+    expect(status.message).toMatch(
+      /^401: The event in requested index is outdated and cleared \(the requested history has been cleared \[\d+\/\d+\]\) \[\d+\]$/
+    )
   })
 
   it("dropped connections mid-wait and torn responses: the watch resumes from the right index, nothing lost or repeated", async () => {
@@ -170,12 +185,15 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
       const cutsBefore = proxy.stats.cuts
       // then responses torn in the middle (headers or body)
       const stop = proxy.cutEachConnection({ seed: 7, minBytes: 100, maxBytes: 2500 })
-      for (let i = 20; i < 40; i++) written.push((await runKeys(keys.create(`${dir}/p${i}`, text(pod("ns", `p${i}`))))).node.modifiedIndex)
+      for (let i = 20; i < 40; i++)
+        written.push((await runKeys(keys.create(`${dir}/p${i}`, text(pod("ns", `p${i}`))))).node.modifiedIndex)
       events.push(...(await w.next(20)))
       stop()
       expect(events.map((e) => e.type)).toEqual(Array(40).fill("ADDED"))
       expect(events.map((e) => Number((e.object as KubeObject).metadata.resourceVersion))).toEqual(written)
-      expect(events.map((e) => (e.object as KubeObject).metadata.name)).toEqual(Array.from({ length: 40 }, (_, i) => `p${i}`))
+      expect(events.map((e) => (e.object as KubeObject).metadata.name)).toEqual(
+        Array.from({ length: 40 }, (_, i) => `p${i}`)
+      )
       await w.none(100)
       await w.stop()
       expect(cutsBefore).toBeGreaterThanOrEqual(20)
@@ -188,14 +206,20 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
   it("buffers: a consumer that stops reading blocks the producer (bounded), each new high-water mark is logged once", async () => {
     const dir = freshDir()
     let polls = 0
-    const counting: KeysClientService = { ...keys, watch: (k, o) => Effect.tap(keys.watch(k, o), () => Effect.sync(() => polls++)) }
+    const counting: KeysClientService = {
+      ...keys,
+      watch: (k, o) => Effect.tap(keys.watch(k, o), () => Effect.sync(() => polls++))
+    }
     const marks = makeWatcherMarks()
     const logs: Array<string> = []
     const logger = Logger.make(({ message }) => {
       logs.push(Array.isArray(message) ? message.join(" ") : String(message))
     })
     const start = await now()
-    const stream = etcdWatcher({ keys: counting, marks, typeMeta: { kind: "Pod" } }, dir, start, { recursive: true, predicate: Everything })
+    const stream = etcdWatcher({ keys: counting, marks, typeMeta: { kind: "Pod" } }, dir, start, {
+      recursive: true,
+      predicate: Everything
+    })
     // the consumer reads one event, then stops reading (it still holds the watch)
     const received: Array<WatchEvent> = []
     let reading = true
@@ -209,18 +233,23 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
           return Effect.async<void>((k) => {
             resume = () => k(Effect.void)
           })
-        })).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)), Logger.withMinimumLogLevel(LogLevel.Debug))
+        })
+      ).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)), Logger.withMinimumLogLevel(LogLevel.Debug))
     )
     const total = 600
     const names = Array.from({ length: total }, (_, i) => `p${String(i).padStart(3, "0")}`)
     for (const name of names) await runKeys(keys.create(`${dir}/${name}`, text(pod("ns", name))))
     // outgoing fills up (translate then waits in emit), etcdIncoming behind it, and the producer stops asking etcd
     await until(() => marks.outgoing.value === OUTGOING_BUF_SIZE, 30_000, "the outgoing buffer full")
-    await until(async () => {
-      const before = polls
-      await new Promise((r) => setTimeout(r, 200))
-      return polls === before
-    }, 30_000, "the producer to block")
+    await until(
+      async () => {
+        const before = polls
+        await new Promise((r) => setTimeout(r, 200))
+        return polls === before
+      },
+      30_000,
+      "the producer to block"
+    )
     // what is held: outgoing + the consumer's chunk + translate's batch + etcdIncoming + the poll being offered
     expect(polls).toBeLessThanOrEqual(OUTGOING_BUF_SIZE + OUTGOING_BUF_SIZE + 2 * INCOMING_BUF_SIZE + 1)
     expect(polls).toBeLessThan(total)
@@ -233,7 +262,11 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
     // translate found etcdIncoming full when it could take again
     expect(marks.incoming.value).toBe(INCOMING_BUF_SIZE - 1)
     // each new mark is logged once, rising
-    const marksLogged = (re: RegExp) => logs.flatMap((l) => { const m = re.exec(l); return m === null ? [] : [Number(m[1])] })
+    const marksLogged = (re: RegExp) =>
+      logs.flatMap((l) => {
+        const m = re.exec(l)
+        return m === null ? [] : [Number(m[1])]
+      })
     const inc = marksLogged(/^watch: (\d+) objects queued in incoming channel\.$/)
     const out = marksLogged(/^watch \(Pod\): (\d+) objects queued in outgoing channel\.$/)
     for (const series of [inc, out]) {
@@ -243,7 +276,9 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
     expect(inc[inc.length - 1]).toBe(marks.incoming.value)
     expect(out[out.length - 1]).toBe(OUTGOING_BUF_SIZE)
     // and the process gauges report at least this watcher's marks
-    expect((await Effect.runPromise(Metric.value(incomingHighWaterMarkGauge))).value).toBeGreaterThanOrEqual(marks.incoming.value)
+    expect((await Effect.runPromise(Metric.value(incomingHighWaterMarkGauge))).value).toBeGreaterThanOrEqual(
+      marks.incoming.value
+    )
     expect((await Effect.runPromise(Metric.value(outgoingHighWaterMarkGauge))).value).toBe(OUTGOING_BUF_SIZE)
     await Effect.runPromise(Fiber.interrupt(consumer))
   })

@@ -19,7 +19,9 @@ describe("continue tokens (storage/continue.go)", () => {
     expect(t).not.toContain("=")
     // Go's encoder escapes HTML characters
     const html = Either.getOrThrow(encodeContinue("/p/a<b>&c", "/p/", 1n))
-    expect(Buffer.from(html, "base64url").toString()).toBe('{"v":"meta.k8s.io/v1","rv":1,"start":"a\\u003cb\\u003e\\u0026c"}')
+    expect(Buffer.from(html, "base64url").toString()).toBe(
+      '{"v":"meta.k8s.io/v1","rv":1,"start":"a\\u003cb\\u003e\\u0026c"}'
+    )
   })
 
   it("refuses a key outside the prefix", () => {
@@ -42,13 +44,16 @@ describe("continue tokens (storage/continue.go)", () => {
   })
 
   it("gives the apiserver's errors for bad tokens", () => {
-    const left = (t: string) => Either.getLeft(decodeContinue(t, "/test/")).pipe((o) => (o._tag === "Some" ? o.value : ""))
+    const left = (t: string) =>
+      Either.getLeft(decodeContinue(t, "/test/")).pipe((o) => (o._tag === "Some" ? o.value : ""))
     expect(left(token('{"v":"meta.k8s.io/v1","rv":0,"start":"key"}'))).toBe(ErrInvalidStartRV)
     expect(left(token('{"v":"meta.k8s.io/v1","rv":1,"start":""}'))).toBe(ErrEmptyStartKey)
     expect(left(token('{"v":"v1","rv":1,"start":"key"}'))).toBe(
       "continue key is not valid: server does not recognize this encoded version v1"
     )
-    expect(left(token('{"rv":1,"start":"key"}'))).toBe("continue key is not valid: server does not recognize this encoded version ")
+    expect(left(token('{"rv":1,"start":"key"}'))).toBe(
+      "continue key is not valid: server does not recognize this encoded version "
+    )
     for (const start of ["../key", "./key", "./../key", "key/../.."]) {
       expect(left(token(`{"v":"meta.k8s.io/v1","rv":1,"start":${JSON.stringify(start)}}`))).toBe(
         `continue key is not valid: ${start}`
@@ -58,15 +63,19 @@ describe("continue tokens (storage/continue.go)", () => {
     expect(left(token("not json"))).toMatch(/^continue key is not valid: /)
   })
 
-  it.prop("round-trips every key under the prefix", [fc.string({ minLength: 1 }), fc.bigInt({ min: 1n, max: (1n << 63n) - 1n })], ([suffix, rv]) => {
-    const key = "/registry/pods/" + suffix.replace(/^\/+/, "") + "\x00"
-    const encoded = Either.getOrThrow(encodeContinue(key, "/registry/pods/", rv))
-    const decoded = decodeContinue(encoded, "/registry/pods/")
-    const start = key.slice("/registry/pods/".length)
-    // traversal-looking starts are refused; everything else comes back unchanged
-    if (goPathClean("/" + start) !== "/" + start) expect(Either.isLeft(decoded)).toBe(true)
-    else expect(decoded).toEqual(Either.right({ fromKey: key, rv }))
-  })
+  it.prop(
+    "round-trips every key under the prefix",
+    [fc.string({ minLength: 1 }), fc.bigInt({ min: 1n, max: (1n << 63n) - 1n })],
+    ([suffix, rv]) => {
+      const key = "/registry/pods/" + suffix.replace(/^\/+/, "") + "\x00"
+      const encoded = Either.getOrThrow(encodeContinue(key, "/registry/pods/", rv))
+      const decoded = decodeContinue(encoded, "/registry/pods/")
+      const start = key.slice("/registry/pods/".length)
+      // traversal-looking starts are refused; everything else comes back unchanged
+      if (goPathClean("/" + start) !== "/" + start) expect(Either.isLeft(decoded)).toBe(true)
+      else expect(decoded).toEqual(Either.right({ fromKey: key, rv }))
+    }
+  )
 
   it("path.Clean as Go does it", () => {
     expect(goPathClean("/a/b/../c/./d/")).toBe("/a/c/d")

@@ -47,7 +47,9 @@ describe("storage keys (storage.PrepareKey + store.prepareKey)", () => {
       expect(prep(k)).toBe(`Internal error occurred: invalid key: ${JSON.stringify(k)}`)
     }
     expect(prep("pods")).toBe('Internal error occurred: invalid key: "pods" lacks resource prefix: "/pods/"')
-    expect(prep("/pods.apps")).toBe('Internal error occurred: invalid key: "/pods.apps" lacks resource prefix: "/pods/"')
+    expect(prep("/pods.apps")).toBe(
+      'Internal error occurred: invalid key: "/pods.apps" lacks resource prefix: "/pods/"'
+    )
     expect(prep("/foo/", true)).toBe('Internal error occurred: invalid key: "/foo/" lacks resource prefix: "/pods/"')
     // "/pods" names the whole resource: only a recursive list or watch may use it
     expect(prep("/pods")).toBe('Internal error occurred: invalid key: "/pods" lacks resource prefix: "/pods/"')

@@ -24,7 +24,10 @@ describe.skipIf(skipEtcd && !requireEtcd)("Auth rpcs: etcd-effect answers as etc
   let targets: Array<AuthClients> = []
 
   beforeAll(async () => {
-    const [e, o] = await Promise.all([EtcdProcess.start({ extraArgs: ["--bcrypt-cost", "4"] }), startInProcess({ bcryptCost: 4 })])
+    const [e, o] = await Promise.all([
+      EtcdProcess.start({ extraArgs: ["--bcrypt-cost", "4"] }),
+      startInProcess({ bcryptCost: 4 })
+    ])
     etcd = e
     ours = o
     targets = [clientsOf(etcd.endpoint), clientsOf(ours.endpoint)]
@@ -57,7 +60,8 @@ describe.skipIf(skipEtcd && !requireEtcd)("Auth rpcs: etcd-effect answers as etc
       { permType: 0, key: b("a"), range_end: b("b") },
       { permType: 0, key: b(""), range_end: b("") },
       { permType: 2, key: b("\0"), range_end: b("\0") }
-    ]) await same("RoleGrantPermission", { name: "r2", perm })
+    ])
+      await same("RoleGrantPermission", { name: "r2", perm })
     expect(await same("RoleGet", { role: "r2" })).toHaveProperty("perm")
     await same("RoleRevokePermission", { role: "r2", key: b("a"), range_end: b("b") })
     await same("RoleRevokePermission", { role: "r2", key: b("a"), range_end: b("b") })
@@ -81,7 +85,8 @@ describe.skipIf(skipEtcd && !requireEtcd)("Auth rpcs: etcd-effect answers as etc
       ["Authenticate", { name: "u1", password: "pw1" }],
       ["AuthEnable", {}],
       ["AuthDisable", {}]
-    ] as const) await same(m, req)
+    ] as const)
+      await same(m, req)
     await same("UserList", {})
     await same("UserAdd", { name: "root", password: "rootpw" })
     await same("AuthEnable", {})
@@ -102,7 +107,8 @@ describe.skipIf(skipEtcd && !requireEtcd)("Auth rpcs: etcd-effect answers as etc
       ["Authenticate", { name: "nobody", password: "" }],
       ["Authenticate", { name: "cn", password: "" }],
       ["Authenticate", { name: "", password: "" }]
-    ] as const) await same(m, req)
+    ] as const)
+      await same(m, req)
     const u1 = await Promise.all(targets.map((c) => tokenOf(c, "u1", "pw1")))
     const root = await Promise.all(targets.map((c) => tokenOf(c, "root", "rootpw")))
     const empty = await Promise.all(targets.map((c) => tokenOf(c, "empty", "")))

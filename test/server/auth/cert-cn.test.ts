@@ -10,12 +10,26 @@ import { ETCDCTL_BIN, EtcdProcess, runCommand, skipEtcd } from "../../support/et
 import { type InProcessServer, startInProcess } from "../support/in-process.js"
 
 const etcdctl = async (url: string, pki: TestPki, args: ReadonlyArray<string>) => {
-  const r = await runCommand(ETCDCTL_BIN, [
-    "--endpoints", url, "--dial-timeout", "2s", "--command-timeout", "5s",
-    "--cacert", pki.ca, "--cert", pki.client.cert, "--key", pki.client.key,
-    ...args
-  ], { ETCDCTL_API: "3" })
-  return { code: r.code, stdout: r.stdout, error: r.code === 0 ? "" : r.stderr.trim().split("\n").pop() ?? "" }
+  const r = await runCommand(
+    ETCDCTL_BIN,
+    [
+      "--endpoints",
+      url,
+      "--dial-timeout",
+      "2s",
+      "--command-timeout",
+      "5s",
+      "--cacert",
+      pki.ca,
+      "--cert",
+      pki.client.cert,
+      "--key",
+      pki.client.key,
+      ...args
+    ],
+    { ETCDCTL_API: "3" }
+  )
+  return { code: r.code, stdout: r.stdout, error: r.code === 0 ? "" : (r.stderr.trim().split("\n").pop() ?? "") }
 }
 
 describe.skipIf(skipEtcd)("the client certificate's CN as the user (TLS + auth), differential against etcd 3.4", () => {
@@ -30,7 +44,15 @@ describe.skipIf(skipEtcd)("the client certificate's CN as the user (TLS + auth),
     ;[etcd, ours] = await Promise.all([
       EtcdProcess.start({
         clientScheme: "https",
-        extraArgs: ["--cert-file", tls.certFile, "--key-file", tls.keyFile, "--trusted-ca-file", tls.trustedCaFile, "--client-cert-auth"]
+        extraArgs: [
+          "--cert-file",
+          tls.certFile,
+          "--key-file",
+          tls.keyFile,
+          "--trusted-ca-file",
+          tls.trustedCaFile,
+          "--client-cert-auth"
+        ]
       }),
       startInProcess({ listenClientUrls: ["https://127.0.0.1:0"], tls: { ...defaultClientTlsConfig, ...tls } })
     ])
@@ -48,17 +70,15 @@ describe.skipIf(skipEtcd)("the client certificate's CN as the user (TLS + auth),
   }
 
   it("no token: the certificate's user's permissions apply; a token still wins", async () => {
-    for (
-      const setup of [
-        ["user", "add", "root:rootpw"],
-        ["role", "add", "app"],
-        ["role", "grant-permission", "app", "readwrite", "/cn/", "--prefix"],
-        ["user", "add", "client:clientpw"],
-        ["user", "grant-role", "client", "app"],
-        ["user", "add", "other:otherpw"],
-        ["auth", "enable"]
-      ]
-    ) {
+    for (const setup of [
+      ["user", "add", "root:rootpw"],
+      ["role", "add", "app"],
+      ["role", "grant-permission", "app", "readwrite", "/cn/", "--prefix"],
+      ["user", "add", "client:clientpw"],
+      ["user", "grant-role", "client", "app"],
+      ["user", "add", "other:otherpw"],
+      ["auth", "enable"]
+    ]) {
       expect((await both(setup)).code).toBe(0)
     }
     expect(await both(["put", "/cn/a", "1"])).toMatchObject({ code: 0, stdout: "OK\n" })

@@ -45,17 +45,23 @@ describe.skipIf(skip)("auth through etcdctl 3.4: etcd-effect answers as etcd 3.4
   const normalise = (t: Target, s: string): string => {
     let out = s.split(t.endpoint).join("<EP>")
     for (const [label, hex] of t.leases) out = out.split(hex).join(`<${label}>`)
-    return out
-      .replace(/"(cluster_id|member_id)":\d+/g, '"$1":<ID>')
-      .replace(/lease [0-9a-f]+ granted/g, "lease <NEW> granted")
-      // seconds left depend on when each server was asked
-      .replace(/remaining\(\d+s\)/g, "remaining(<S>)")
-      .replace(/"ts":"[^"]*"/g, '"ts":<TS>')
-      .replace(/endpoint:\/\/client-[0-9a-f-]+\//g, "endpoint://client-<ID>/")
-      .replace(/took = [\d.]+[µa-z]+/g, "took = <D>")
+    return (
+      out
+        .replace(/"(cluster_id|member_id)":\d+/g, '"$1":<ID>')
+        .replace(/lease [0-9a-f]+ granted/g, "lease <NEW> granted")
+        // seconds left depend on when each server was asked
+        .replace(/remaining\(\d+s\)/g, "remaining(<S>)")
+        .replace(/"ts":"[^"]*"/g, '"ts":<TS>')
+        .replace(/endpoint:\/\/client-[0-9a-f-]+\//g, "endpoint://client-<ID>/")
+        .replace(/took = [\d.]+[µa-z]+/g, "took = <D>")
+    )
   }
 
-  const norm = (t: Target, r: CtlResult) => ({ code: r.code, stdout: normalise(t, r.stdout), stderr: normalise(t, r.stderr) })
+  const norm = (t: Target, r: CtlResult) => ({
+    code: r.code,
+    stdout: normalise(t, r.stdout),
+    stderr: normalise(t, r.stderr)
+  })
 
   /** Runs the command on both servers; expects identical normalised results; returns them. */
   const same = async (args: ReadonlyArray<string> | ((t: Target) => ReadonlyArray<string>), stdin?: string) => {
@@ -170,7 +176,10 @@ describe.skipIf(skip)("auth through etcdctl 3.4: etcd-effect answers as etcd 3.4
     await same([...U1, "txn", "--interactive=false"], "\nget k\n\nget q\n\n")
     await same([...U1, "txn", "--interactive=false"], "\ndel /p/y --prev-kv\n\n\n")
     await same([...U1, "txn", "--interactive=false"], "\ndel b --prev-kv\n\n\n")
-    await same([...U1, "txn", "--interactive=false", "-w", "json"], 'version("/p/x") > "0"\n\nget /p/x\nput b 2\n\ndel zz\n\n')
+    await same(
+      [...U1, "txn", "--interactive=false", "-w", "json"],
+      'version("/p/x") > "0"\n\nget /p/x\nput b 2\n\ndel zz\n\n'
+    )
   })
 
   it("watch create needs read permission", async () => {

@@ -9,7 +9,17 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as fc from "effect/FastCheck"
 import { EtcdProcess, requireEtcd, skipEtcd } from "../../support/etcd.js"
 import { type InProcessServer, startInProcess } from "../support/in-process.js"
-import { type AuthClients, b, callAs, clientsOf, closeClients, type Outcome, outcome, tokenOf, watchOutcome } from "./support.js"
+import {
+  type AuthClients,
+  b,
+  callAs,
+  clientsOf,
+  closeClients,
+  type Outcome,
+  outcome,
+  tokenOf,
+  watchOutcome
+} from "./support.js"
 
 const ZERO = "\0"
 const cmp = (x: string | undefined, y: string | undefined): number =>
@@ -25,7 +35,9 @@ interface Perm {
 const allows = (perms: ReadonlyArray<Perm>, write: boolean, key: string, end: string): boolean => {
   const spans = perms
     .filter((p) => p.type === 2 || p.type === (write ? 1 : 0))
-    .map((p) => (p.end === "" ? [p.key, p.key + ZERO] as const : [p.key, p.end === ZERO ? undefined : p.end] as const))
+    .map((p) =>
+      p.end === "" ? ([p.key, p.key + ZERO] as const) : ([p.key, p.end === ZERO ? undefined : p.end] as const)
+    )
   if (end === "") return spans.some(([s, e]) => cmp(s, key) <= 0 && cmp(key, e) < 0)
   const stop = end === ZERO ? undefined : end
   let at: string | undefined = key
@@ -47,17 +59,25 @@ type Req =
   | { readonly kind: "range" | "watch"; readonly key: string; readonly end: string }
   | { readonly kind: "put"; readonly key: string; readonly prevKv: boolean }
   | { readonly kind: "delete"; readonly key: string; readonly end: string; readonly prevKv: boolean }
-  | { readonly kind: "txn"; readonly cmpKey: string; readonly putKey: string; readonly rangeKey: string; readonly rangeEnd: string }
+  | {
+      readonly kind: "txn"
+      readonly cmpKey: string
+      readonly putKey: string
+      readonly rangeKey: string
+      readonly rangeEnd: string
+    }
 
-const req: fc.Arbitrary<Req> = fc.oneof(
-  fc.record({ kind: fc.constantFrom("range" as const, "watch" as const), key, end }),
-  fc.record({ kind: fc.constant("put" as const), key, prevKv: fc.boolean() }),
-  fc.record({ kind: fc.constant("delete" as const), key, end, prevKv: fc.boolean() }),
-  fc.record({ kind: fc.constant("txn" as const), cmpKey: key, putKey: key, rangeKey: key, rangeEnd: end })
-).filter((r) => {
-  const ok = (k: string, e: string) => e === "" || e === ZERO || cmp(e, k) > 0
-  return r.kind === "put" || (r.kind === "txn" ? ok(r.rangeKey, r.rangeEnd) : ok(r.key, r.end))
-})
+const req: fc.Arbitrary<Req> = fc
+  .oneof(
+    fc.record({ kind: fc.constantFrom("range" as const, "watch" as const), key, end }),
+    fc.record({ kind: fc.constant("put" as const), key, prevKv: fc.boolean() }),
+    fc.record({ kind: fc.constant("delete" as const), key, end, prevKv: fc.boolean() }),
+    fc.record({ kind: fc.constant("txn" as const), cmpKey: key, putKey: key, rangeKey: key, rangeEnd: end })
+  )
+  .filter((r) => {
+    const ok = (k: string, e: string) => e === "" || e === ZERO || cmp(e, k) > 0
+    return r.kind === "put" || (r.kind === "txn" ? ok(r.rangeKey, r.rangeEnd) : ok(r.key, r.end))
+  })
 
 const scenario = fc.record({
   roles: fc.array(fc.array(perm, { maxLength: 4 }), { minLength: 1, maxLength: 3 }),
@@ -77,8 +97,11 @@ const modelAllows = (perms: ReadonlyArray<Perm>, r: Req): boolean => {
     case "delete":
       return allows(perms, true, r.key, r.end) && (!r.prevKv || allows(perms, false, r.key, r.end))
     case "txn":
-      return allows(perms, false, r.cmpKey, "") && allows(perms, true, r.putKey, "") &&
+      return (
+        allows(perms, false, r.cmpKey, "") &&
+        allows(perms, true, r.putKey, "") &&
         allows(perms, false, r.rangeKey, r.rangeEnd)
+      )
   }
 }
 
@@ -93,11 +116,16 @@ const run = (c: AuthClients, r: Req, token: string): Promise<Outcome> => {
     case "delete":
       return outcome(c.kv, "DeleteRange", { key: b(r.key), range_end: b(r.end), prev_kv: r.prevKv }, token)
     case "txn":
-      return outcome(c.kv, "Txn", {
-        compare: [{ key: b(r.cmpKey), target: "VERSION", result: "GREATER", version: 0 }],
-        success: [{ request_put: { key: b(r.putKey), value: b("t") } }],
-        failure: [{ request_range: { key: b(r.rangeKey), range_end: b(r.rangeEnd) } }]
-      }, token)
+      return outcome(
+        c.kv,
+        "Txn",
+        {
+          compare: [{ key: b(r.cmpKey), target: "VERSION", result: "GREATER", version: 0 }],
+          success: [{ request_put: { key: b(r.putKey), value: b("t") } }],
+          failure: [{ request_range: { key: b(r.rangeKey), range_end: b(r.rangeEnd) } }]
+        },
+        token
+      )
   }
 }
 
@@ -130,38 +158,48 @@ describe.skipIf(skipEtcd && !requireEtcd)("permissions: random roles, users and 
   it("every request is allowed exactly when the model says so, and answered as etcd answers it", async () => {
     await fc.assert(
       fc.asyncProperty(scenario, async (s) => {
-        const results = await Promise.all(targets.map(async (t) => {
-          const root = t.rootToken
-          const admin = async (method: string, request: unknown) => {
-            const r = await callAs(t.auth, method, request, root)
-            if (!r.ok) throw new Error(`${method}: ${r.code} ${r.details}`)
-          }
-          // a clean slate: the previous run's users and roles go
-          for (const u of ["u0", "u1"]) await callAs(t.auth, "UserDelete", { name: u }, root)
-          for (const r of ["r0", "r1", "r2"]) await callAs(t.auth, "RoleDelete", { role: r }, root)
-          for (const [i, perms] of s.roles.entries()) {
-            await admin("RoleAdd", { name: `r${i}` })
-            for (const p of perms) {
-              await admin("RoleGrantPermission", { name: `r${i}`, perm: { permType: p.type, key: b(p.key), range_end: b(p.end) } })
+        const results = await Promise.all(
+          targets.map(async (t) => {
+            const root = t.rootToken
+            const admin = async (method: string, request: unknown) => {
+              const r = await callAs(t.auth, method, request, root)
+              if (!r.ok) throw new Error(`${method}: ${r.code} ${r.details}`)
             }
-          }
-          const tokens: Array<string> = []
-          for (let u = 0; u < 2; u++) {
-            await admin("UserAdd", { name: `u${u}`, password: "pw" })
-            for (const r of s.users[u] ?? []) if (r < s.roles.length) await admin("UserGrantRole", { user: `u${u}`, role: `r${r}` })
-            tokens.push(await tokenOf(t, `u${u}`, "pw"))
-          }
-          const out: Array<Outcome> = []
-          for (const { user, req: r } of s.requests) out.push(await run(t, r, tokens[user]!))
-          return out
-        }))
+            // a clean slate: the previous run's users and roles go
+            for (const u of ["u0", "u1"]) await callAs(t.auth, "UserDelete", { name: u }, root)
+            for (const r of ["r0", "r1", "r2"]) await callAs(t.auth, "RoleDelete", { role: r }, root)
+            for (const [i, perms] of s.roles.entries()) {
+              await admin("RoleAdd", { name: `r${i}` })
+              for (const p of perms) {
+                await admin("RoleGrantPermission", {
+                  name: `r${i}`,
+                  perm: { permType: p.type, key: b(p.key), range_end: b(p.end) }
+                })
+              }
+            }
+            const tokens: Array<string> = []
+            for (let u = 0; u < 2; u++) {
+              await admin("UserAdd", { name: `u${u}`, password: "pw" })
+              for (const r of s.users[u] ?? [])
+                if (r < s.roles.length) await admin("UserGrantRole", { user: `u${u}`, role: `r${r}` })
+              tokens.push(await tokenOf(t, `u${u}`, "pw"))
+            }
+            const out: Array<Outcome> = []
+            for (const { user, req: r } of s.requests) out.push(await run(t, r, tokens[user]!))
+            return out
+          })
+        )
         expect(results[1], JSON.stringify(s)).toEqual(results[0])
         // the model: the union of the user's roles' permissions (the last grant on a same key and end wins)
         s.requests.forEach(({ user, req: r }, i) => {
           const roles = new Set((s.users[user] ?? []).filter((x) => x < s.roles.length))
           const got = results[0]![i]!
           const denied = got.startsWith("7 ") || got.includes("PermissionDenied")
-          expect({ request: r, user, allowed: !denied }).toEqual({ request: r, user, allowed: modelAllows(effective(s.roles, roles), r) })
+          expect({ request: r, user, allowed: !denied }).toEqual({
+            request: r,
+            user,
+            allowed: modelAllows(effective(s.roles, roles), r)
+          })
         })
       }),
       { numRuns: 30 }

@@ -122,7 +122,10 @@ describe("LeaseTimeToLive with keys (etcd 3.4.26's rule)", () => {
       await callAs(c.auth, "UserAdd", { name: "root", password: "rootpw" })
       await callAs(c.auth, "UserGrantRole", { user: "root", role: "root" })
       await callAs(c.auth, "RoleAdd", { name: "r" })
-      await callAs(c.auth, "RoleGrantPermission", { name: "r", perm: { permType: 2, key: b("/p/"), range_end: b("/p0") } })
+      await callAs(c.auth, "RoleGrantPermission", {
+        name: "r",
+        perm: { permType: 2, key: b("/p/"), range_end: b("/p0") }
+      })
       await callAs(c.auth, "UserAdd", { name: "u", password: "upw" })
       await callAs(c.auth, "UserGrantRole", { user: "u", role: "r" })
       await callAs(c.auth, "AuthEnable", {})
@@ -133,7 +136,9 @@ describe("LeaseTimeToLive with keys (etcd 3.4.26's rule)", () => {
       expect(await outcome(c.kv, "Put", { key: b("/p/a"), value: b("1"), lease: id }, root)).toBe("ok")
       expect(await outcome(c.lease, "LeaseTimeToLive", { ID: id, keys: true }, u)).toBe("ok")
       expect(await outcome(c.kv, "Put", { key: b("secret"), value: b("1"), lease: id }, root)).toBe("ok")
-      expect(await outcome(c.lease, "LeaseTimeToLive", { ID: id, keys: true }, u)).toBe("7 etcdserver: permission denied")
+      expect(await outcome(c.lease, "LeaseTimeToLive", { ID: id, keys: true }, u)).toBe(
+        "7 etcdserver: permission denied"
+      )
       expect(await outcome(c.lease, "LeaseTimeToLive", { ID: id, keys: true })).toBe("3 etcdserver: user name is empty")
       expect(await outcome(c.lease, "LeaseTimeToLive", { ID: id, keys: false }, u)).toBe("ok")
       expect(await outcome(c.lease, "LeaseTimeToLive", { ID: id, keys: true }, root)).toBe("ok")
@@ -158,9 +163,13 @@ describe("JSON gateway /v3/auth/*", () => {
     expect((await post("auth/user/add", { name: "root", password: "rootpw" })).status).toBe(200)
     expect((await post("auth/user/grant", { user: "root", role: "root" })).status).toBe(200)
     expect((await post("auth/role/add", { name: "r" })).status).toBe(200)
-    expect((await post("auth/role/grant", { name: "r", perm: { permType: "READWRITE", key: "YQ==", range_end: "Yw==" } })).status)
-      .toBe(200)
-    expect((await post("auth/role/get", { role: "r" })).body.perm).toEqual([{ permType: "READWRITE", key: "YQ==", range_end: "Yw==" }])
+    expect(
+      (await post("auth/role/grant", { name: "r", perm: { permType: "READWRITE", key: "YQ==", range_end: "Yw==" } }))
+        .status
+    ).toBe(200)
+    expect((await post("auth/role/get", { role: "r" })).body.perm).toEqual([
+      { permType: "READWRITE", key: "YQ==", range_end: "Yw==" }
+    ])
     expect((await post("auth/user/add", { name: "u", password: "upw" })).status).toBe(200)
     expect((await post("auth/user/grant", { user: "u", role: "r" })).status).toBe(200)
     expect((await post("auth/enable", {})).status).toBe(200)

@@ -28,14 +28,20 @@ const pair = async (etcdArgs: ReadonlyArray<string>, ours: Parameters<typeof sta
     EtcdProcess.start({ extraArgs: ["--bcrypt-cost", "4", ...etcdArgs] }),
     startInProcess({ bcryptCost: 4, ...ours })
   ])
-  cleanups.push(() => e.dispose(), () => o.close())
+  cleanups.push(
+    () => e.dispose(),
+    () => o.close()
+  )
   const targets = [clientsOf(e.endpoint), clientsOf(o.endpoint)]
   cleanups.push(() => targets.forEach(closeClients))
   for (const c of targets) {
     await callAs(c.auth, "UserAdd", { name: "root", password: "rootpw" })
     await callAs(c.auth, "UserGrantRole", { user: "root", role: "root" })
     await callAs(c.auth, "RoleAdd", { name: "reader" })
-    await callAs(c.auth, "RoleGrantPermission", { name: "reader", perm: { permType: 0, key: b("a"), range_end: b("z") } })
+    await callAs(c.auth, "RoleGrantPermission", {
+      name: "reader",
+      perm: { permType: 0, key: b("a"), range_end: b("z") }
+    })
     await callAs(c.auth, "UserAdd", { name: "u", password: "upw" })
     await callAs(c.auth, "UserGrantRole", { user: "u", role: "reader" })
     const r = await callAs(c.auth, "AuthEnable", {})
@@ -45,7 +51,8 @@ const pair = async (etcdArgs: ReadonlyArray<string>, ours: Parameters<typeof sta
 }
 
 /** the same calls on both; their outcomes */
-const both = (targets: ReadonlyArray<AuthClients>, f: (c: AuthClients) => Promise<string>) => Promise.all(targets.map(f))
+const both = (targets: ReadonlyArray<AuthClients>, f: (c: AuthClients) => Promise<string>) =>
+  Promise.all(targets.map(f))
 
 const keysDir = (): string => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-jwt-"))
@@ -64,7 +71,11 @@ describe.skipIf(skip)("tokens", () => {
 
     const root = await Promise.all(targets.map((c) => tokenOf(c, "root", "rootpw")))
     expect(await Promise.all(targets.map((c, i) => outcome(c.auth, "AuthDisable", {}, root[i])))).toEqual(["ok", "ok"])
-    for (const [method, req] of [["Range", { key: b("a") }], ["Put", { key: b("a"), value: b("1") }], ["Compact", { revision: 1 }]] as const) {
+    for (const [method, req] of [
+      ["Range", { key: b("a") }],
+      ["Put", { key: b("a"), value: b("1") }],
+      ["Compact", { revision: 1 }]
+    ] as const) {
       const r = await both(targets, (c) => outcome(c.kv, method, req, "bogus.1"))
       expect(r[1], method).toEqual(r[0])
       expect(r[0]).toBe("16 etcdserver: invalid auth token")
@@ -76,15 +87,19 @@ describe.skipIf(skip)("tokens", () => {
     const plain = await both(targets, (c) => outcome(c.kv, "Range", { key: b("a") }))
     expect(plain).toEqual(["ok", "ok"])
     const authenticate = await both(targets, (c) => outcome(c.auth, "Authenticate", { name: "u", password: "upw" }))
-    expect(authenticate).toEqual(["9 etcdserver: authentication is not enabled", "9 etcdserver: authentication is not enabled"])
+    expect(authenticate).toEqual([
+      "9 etcdserver: authentication is not enabled",
+      "9 etcdserver: authentication is not enabled"
+    ])
   })
 
   for (const method of ["RS256", "ES256"] as const) {
     it(`jwt ${method}: etcd's claims; a token of an older auth revision is refused`, async () => {
       const dir = keysDir()
-      const pair_ = method === "RS256"
-        ? generateKeyPairSync("rsa", { modulusLength: 2048 })
-        : generateKeyPairSync("ec", { namedCurve: "P-256" })
+      const pair_ =
+        method === "RS256"
+          ? generateKeyPairSync("rsa", { modulusLength: 2048 })
+          : generateKeyPairSync("ec", { namedCurve: "P-256" })
       const priv = path.join(dir, "key.pem")
       const pub = path.join(dir, "key.pub.pem")
       fs.writeFileSync(
@@ -109,17 +124,29 @@ describe.skipIf(skip)("tokens", () => {
 
       const ok = await Promise.all(targets.map((c, i) => outcome(c.kv, "Range", { key: b("a") }, tokens[i])))
       expect(ok).toEqual(["ok", "ok"])
-      const denied = await Promise.all(targets.map((c, i) => outcome(c.kv, "Put", { key: b("a"), value: b("1") }, tokens[i])))
+      const denied = await Promise.all(
+        targets.map((c, i) => outcome(c.kv, "Put", { key: b("a"), value: b("1") }, tokens[i]))
+      )
       expect(denied).toEqual(["7 etcdserver: permission denied", "7 etcdserver: permission denied"])
 
       // any change of users or roles moves the auth revision on
       const root = await Promise.all(targets.map((c) => tokenOf(c, "root", "rootpw")))
-      expect(await Promise.all(targets.map((c, i) => outcome(c.auth, "RoleAdd", { name: "other" }, root[i])))).toEqual(["ok", "ok"])
+      expect(await Promise.all(targets.map((c, i) => outcome(c.auth, "RoleAdd", { name: "other" }, root[i])))).toEqual([
+        "ok",
+        "ok"
+      ])
       const old = await Promise.all(targets.map((c, i) => outcome(c.kv, "Range", { key: b("a") }, tokens[i])))
-      expect(old).toEqual(["3 etcdserver: revision of auth store is old", "3 etcdserver: revision of auth store is old"])
-      const fresh = await Promise.all(targets.map(async (c) => outcome(c.kv, "Range", { key: b("a") }, await tokenOf(c, "u", "upw"))))
+      expect(old).toEqual([
+        "3 etcdserver: revision of auth store is old",
+        "3 etcdserver: revision of auth store is old"
+      ])
+      const fresh = await Promise.all(
+        targets.map(async (c) => outcome(c.kv, "Range", { key: b("a") }, await tokenOf(c, "u", "upw")))
+      )
       expect(fresh).toEqual(["ok", "ok"])
-      const forged = await both(targets, (c) => outcome(c.kv, "Range", { key: b("a") }, tokens[0]!.slice(0, -4) + "AAAA"))
+      const forged = await both(targets, (c) =>
+        outcome(c.kv, "Range", { key: b("a") }, tokens[0]!.slice(0, -4) + "AAAA")
+      )
       expect(forged[1]).toEqual(forged[0])
     })
   }

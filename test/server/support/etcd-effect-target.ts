@@ -15,9 +15,10 @@ export const etcdEffectTarget: ServerTarget = {
     await ensureBuilt()
     const dataDir = tempDir()
     const port = await freePort()
-    const args = options.progressNotifyInterval === undefined
-      ? []
-      : ["--experimental-watch-progress-notify-interval", options.progressNotifyInterval]
+    const args =
+      options.progressNotifyInterval === undefined
+        ? []
+        : ["--experimental-watch-progress-notify-interval", options.progressNotifyInterval]
     let proc: ServeProcess | undefined = await ServeProcess.start({ dataDir, port, args })
     const stop = async () => {
       await proc?.kill("SIGKILL")

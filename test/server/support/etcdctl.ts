@@ -15,9 +15,17 @@ export interface CtlResult {
 const env = () => ({ ...process.env, ETCDCTL_API: "3" })
 
 /** Runs `etcdctl --endpoints=<endpoint> ...args`, feeding `stdin` when given. */
-export const etcdctl = (endpoint: string, args: ReadonlyArray<string>, stdin?: string, timeoutMs = 20_000): Promise<CtlResult> =>
+export const etcdctl = (
+  endpoint: string,
+  args: ReadonlyArray<string>,
+  stdin?: string,
+  timeoutMs = 20_000
+): Promise<CtlResult> =>
   new Promise((resolve) => {
-    const child = spawn(ETCDCTL_BIN, [`--endpoints=${endpoint}`, ...args], { env: env(), stdio: ["pipe", "pipe", "pipe"] })
+    const child = spawn(ETCDCTL_BIN, [`--endpoints=${endpoint}`, ...args], {
+      env: env(),
+      stdio: ["pipe", "pipe", "pipe"]
+    })
     let stdout = ""
     let stderr = ""
     child.stdout.on("data", (d) => (stdout += d))
@@ -46,7 +54,10 @@ export class CtlProcess {
   private readonly child: ChildProcess
 
   constructor(endpoint: string, args: ReadonlyArray<string>) {
-    this.child = spawn(ETCDCTL_BIN, [`--endpoints=${endpoint}`, ...args], { env: env(), stdio: ["pipe", "pipe", "pipe"] })
+    this.child = spawn(ETCDCTL_BIN, [`--endpoints=${endpoint}`, ...args], {
+      env: env(),
+      stdio: ["pipe", "pipe", "pipe"]
+    })
     this.child.stdout!.on("data", (d) => (this.stdout += d))
     this.child.stderr!.on("data", (d) => (this.stderr += d))
     this.child.stdin!.on("error", () => {})
@@ -71,7 +82,9 @@ export class CtlProcess {
       // the text after the last newline is not a line yet
       if (lines.length - 1 >= n) return lines.slice(0, -1)
       if (Date.now() > deadline) {
-        throw new Error(`etcdctl: expected ${n} lines, got ${JSON.stringify(this.stdout)} / ${JSON.stringify(this.stderr)}`)
+        throw new Error(
+          `etcdctl: expected ${n} lines, got ${JSON.stringify(this.stdout)} / ${JSON.stringify(this.stderr)}`
+        )
       }
       await sleep(10)
     }

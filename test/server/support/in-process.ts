@@ -40,7 +40,8 @@ export const rawClient = (service: ServiceName, endpoint: string): grpc.Client &
   new etcdserverpb[service](endpoint, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>
 
 /** The outcome of a unary call: the response, or the status error. */
-export type UnaryResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: number; readonly details: string }
+export type UnaryResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: number; readonly details: string }
 
 export const unaryCall = <T = any>(
   client: grpc.Client & Record<string, any>,
@@ -70,7 +71,11 @@ export const call = async <T = any>(
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 /** Polls `f` until it returns true or `timeoutMs` passes. */
-export const eventually = async (f: () => boolean | Promise<boolean>, timeoutMs = 5000, what = "condition"): Promise<void> => {
+export const eventually = async (
+  f: () => boolean | Promise<boolean>,
+  timeoutMs = 5000,
+  what = "condition"
+): Promise<void> => {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (await f()) return
@@ -83,9 +88,10 @@ export const eventually = async (f: () => boolean | Promise<boolean>, timeoutMs 
 export const startMember = async (options: Partial<ServerConfig> = {}) => {
   const scope = Effect.runSync(Scope.make())
   const ctx = await Effect.runPromise(
-    Scope.extend(Layer.buildWithScope(layerMember({ listenClientUrls: ["http://127.0.0.1:0"], ...options }), scope), scope).pipe(
-      Logger.withMinimumLogLevel(LogLevel.Error)
-    )
+    Scope.extend(
+      Layer.buildWithScope(layerMember({ listenClientUrls: ["http://127.0.0.1:0"], ...options }), scope),
+      scope
+    ).pipe(Logger.withMinimumLogLevel(LogLevel.Error))
   )
   const server = Context.get(ctx, EtcdServer)
   return {

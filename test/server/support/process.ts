@@ -24,7 +24,8 @@ const newestMtime = (dir: string): number => {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, entry.name)
     if (entry.isDirectory()) newest = Math.max(newest, newestMtime(p))
-    else if (entry.name.endsWith(".ts") || entry.name.endsWith(".proto")) newest = Math.max(newest, fs.statSync(p).mtimeMs)
+    else if (entry.name.endsWith(".ts") || entry.name.endsWith(".proto"))
+      newest = Math.max(newest, fs.statSync(p).mtimeMs)
   }
   return newest
 }
@@ -46,7 +47,8 @@ export const ensureBuilt = async (): Promise<void> => {
       fs.mkdirSync(lockDir)
     } catch {
       // someone else is building: wait for them (a lock older than the deadline is stale)
-      if (Date.now() - fs.statSync(lockDir, { throwIfNoEntry: false })!.mtimeMs > 240_000) fs.rmSync(lockDir, { recursive: true, force: true })
+      if (Date.now() - fs.statSync(lockDir, { throwIfNoEntry: false })!.mtimeMs > 240_000)
+        fs.rmSync(lockDir, { recursive: true, force: true })
       if (Date.now() > deadline) throw new Error("timed out waiting for another build")
       await sleep(500)
       continue
@@ -139,7 +141,8 @@ export class ServeProcess {
   async ready(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
-      if (this.exitCode !== undefined) throw new Error(`serve exited (${this.exitCode}) during start-up: ${this.stderr}`)
+      if (this.exitCode !== undefined)
+        throw new Error(`serve exited (${this.exitCode}) during start-up: ${this.stderr}`)
       // a fresh client per attempt: a refused connection puts a channel into reconnect back-off
       const client = rawClient("Maintenance", this.endpoint)
       try {

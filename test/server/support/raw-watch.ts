@@ -20,9 +20,10 @@ export class RawWatch {
   readonly call: grpc.ClientDuplexStream<any, any>
 
   constructor(endpoint: string, options: { readonly bytes?: boolean } = {}) {
-    this.client = options.bytes === true
-      ? (new BytesWatchClient(endpoint, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>)
-      : rawClient("Watch", endpoint)
+    this.client =
+      options.bytes === true
+        ? (new BytesWatchClient(endpoint, grpc.credentials.createInsecure()) as grpc.Client & Record<string, any>)
+        : rawClient("Watch", endpoint)
     this.call = this.client.Watch()
     this.call.on("data", (r: any) => {
       if (Buffer.isBuffer(r)) {
@@ -55,7 +56,9 @@ export class RawWatch {
     const deadline = Date.now() + timeoutMs
     while (this.responses.length < n) {
       if (Date.now() > deadline) {
-        throw new Error(`expected ${n} watch responses, got ${this.responses.length}: ${JSON.stringify(this.responses)}`)
+        throw new Error(
+          `expected ${n} watch responses, got ${this.responses.length}: ${JSON.stringify(this.responses)}`
+        )
       }
       if (this.error !== undefined) throw new Error(`watch stream failed: ${this.error.message}`)
       await sleep(5)

@@ -17,7 +17,7 @@ export const requireNamespace = (s: RequestScope, namespace: string): Effect.Eff
   const ns = s.registry.byGroupResource("", "namespaces")
   if (ns === undefined) return Effect.void
   const key = keyOf(namespaces, undefined, namespace)
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     const cached = yield* ns.storage.get(key, { resourceVersion: "0", ignoreNotFound: true })
     if (cached !== undefined) return
     const live = yield* ns.storage.get(key, { ignoreNotFound: true })
@@ -26,7 +26,7 @@ export const requireNamespace = (s: RequestScope, namespace: string): Effect.Eff
 }
 
 export const create = (s: RequestScope): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const body = yield* readJsonObject(s.request)
     const obj = yield* prepareCreate(s.info, s.apiVersion, s.namespace, body)
     if (s.info.namespaced) yield* requireNamespace(s, s.namespace!)

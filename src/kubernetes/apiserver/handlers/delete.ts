@@ -26,7 +26,7 @@ const POLICIES = ["Foreground", "Background", "Orphan"]
 
 /** DeleteOptions from the body (JSON) and the query (propagationPolicy, gracePeriodSeconds). */
 const deleteOptions = (s: RequestScope): Effect.Effect<DeleteOptions, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const bytes = yield* readBody(s.request)
     let body: Record<string, unknown> = {}
     if (bytes.length > 0) {
@@ -34,8 +34,10 @@ const deleteOptions = (s: RequestScope): Effect.Effect<DeleteOptions, StatusErro
       if (typeof u === "object" && u !== null && !Array.isArray(u)) body = u as Record<string, unknown>
     }
     const pre = body["preconditions"] as { uid?: unknown; resourceVersion?: unknown } | undefined
-    const policy = (typeof body["propagationPolicy"] === "string" ? body["propagationPolicy"] : undefined) ??
-      s.url.searchParams.get("propagationPolicy") ?? undefined
+    const policy =
+      (typeof body["propagationPolicy"] === "string" ? body["propagationPolicy"] : undefined) ??
+      s.url.searchParams.get("propagationPolicy") ??
+      undefined
     const errs: Array<FieldError> = []
     if (policy !== undefined && !POLICIES.includes(policy)) {
       errs.push({
@@ -51,13 +53,15 @@ const deleteOptions = (s: RequestScope): Effect.Effect<DeleteOptions, StatusErro
         message: `Invalid value: ${JSON.stringify(policy)}: orphanDependents and deletionPropagation cannot be both set`
       })
     }
-    if (errs.length > 0) return yield* Effect.fail(newInvalid({ group: "meta.k8s.io", kind: "DeleteOptions" }, "", errs))
-    const preconditions = pre === undefined || pre === null
-      ? undefined
-      : {
-        uid: typeof pre.uid === "string" ? pre.uid : undefined,
-        resourceVersion: typeof pre.resourceVersion === "string" ? pre.resourceVersion : undefined
-      }
+    if (errs.length > 0)
+      return yield* Effect.fail(newInvalid({ group: "meta.k8s.io", kind: "DeleteOptions" }, "", errs))
+    const preconditions =
+      pre === undefined || pre === null
+        ? undefined
+        : {
+            uid: typeof pre.uid === "string" ? pre.uid : undefined,
+            resourceVersion: typeof pre.resourceVersion === "string" ? pre.resourceVersion : undefined
+          }
     return { preconditions, propagationPolicy: policy }
   })
 
@@ -81,15 +85,26 @@ const deleteNamespaceContents = (s: RequestScope, namespace: string): Effect.Eff
     s.registry.all().filter((r) => r.info.namespaced),
     (r) =>
       Effect.flatMap(r.storage.getList(keyOf(r.info, namespace), { recursive: true }), (list) =>
-        Effect.forEach(list.items, (item) =>
-          r.storage.delete(keyOf(r.info, namespace, item.metadata.name!)).pipe(
-            Effect.catchIf((e) => isStatusError(e) && e._tag === "NotFound", () => Effect.void)
-          ), { discard: true })),
+        Effect.forEach(
+          list.items,
+          (item) =>
+            r.storage.delete(keyOf(r.info, namespace, item.metadata.name!)).pipe(
+              Effect.catchIf(
+                (e) => isStatusError(e) && e._tag === "NotFound",
+                () => Effect.void
+              )
+            ),
+          { discard: true }
+        )
+      ),
     { discard: true }
   )
 
-export const deleteOne = (s: RequestScope, name: string): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+export const deleteOne = (
+  s: RequestScope,
+  name: string
+): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
+  Effect.gen(function* () {
     const options = yield* deleteOptions(s)
     const isNamespace = s.info.group === "" && s.info.plural === "namespaces"
     if (isNamespace) {
@@ -102,16 +117,26 @@ export const deleteOne = (s: RequestScope, name: string): Effect.Effect<HttpServ
   })
 
 export const deleteCollection = (s: RequestScope): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* deleteOptions(s)
     const q = yield* listQuery(s.url.searchParams, false)
     const predicate = yield* predicateOf(s, q)
-    const list = yield* s.served.storage.getList(listKey(s), { predicate: { ...predicate, limit: 0, continue: "" }, recursive: true })
+    const list = yield* s.served.storage.getList(listKey(s), {
+      predicate: { ...predicate, limit: 0, continue: "" },
+      recursive: true
+    })
     const deleted: Array<KubeObject> = []
     for (const item of list.items) {
-      const d = yield* s.served.storage.delete(keyOf(s.info, item.metadata.namespace, item.metadata.name!), {
-        preconditions: { uid: item.metadata.uid }
-      }).pipe(Effect.catchIf((e) => e._tag === "NotFound" || e._tag === "Conflict", () => Effect.succeed(undefined)))
+      const d = yield* s.served.storage
+        .delete(keyOf(s.info, item.metadata.namespace, item.metadata.name!), {
+          preconditions: { uid: item.metadata.uid }
+        })
+        .pipe(
+          Effect.catchIf(
+            (e) => e._tag === "NotFound" || e._tag === "Conflict",
+            () => Effect.succeed(undefined)
+          )
+        )
       if (d !== undefined) deleted.push(d)
     }
     return listResponse(s, { metadata: { resourceVersion: list.metadata.resourceVersion ?? "" }, items: deleted })

@@ -38,8 +38,11 @@ export const predicateOf = (s: RequestScope, q: ListQuery): Either.Either<Select
   })
 }
 
-export const list = (s: RequestScope, q: ListQuery): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+export const list = (
+  s: RequestScope,
+  q: ListQuery
+): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
+  Effect.gen(function* () {
     const predicate = yield* predicateOf(s, q)
     const result = yield* s.served.storage.getList(listKey(s), {
       resourceVersion: q.resourceVersion,

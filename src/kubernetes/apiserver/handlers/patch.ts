@@ -36,16 +36,26 @@ const unsupported = (strategic: boolean) =>
   })
 
 /** The patched copy of `current`, or the apiserver's 400/422 for a patch that does not apply. */
-export const applyPatch = (type: PatchType, current: KubeObject, patch: unknown): Effect.Effect<Record<string, unknown>, StatusError> =>
+export const applyPatch = (
+  type: PatchType,
+  current: KubeObject,
+  patch: unknown
+): Effect.Effect<Record<string, unknown>, StatusError> =>
   Effect.suspend((): Effect.Effect<Record<string, unknown>, StatusError> => {
     const doc = structuredClone(current) as Record<string, unknown>
     if (type === "json") {
       if (!Array.isArray(patch)) {
-        return Effect.fail(new BadRequest({ message: "json: cannot unmarshal object into Go value of type jsonpatch.Patch" }))
+        return Effect.fail(
+          new BadRequest({ message: "json: cannot unmarshal object into Go value of type jsonpatch.Patch" })
+        )
       }
       const err = JsonPatch.validate(patch as Array<JsonPatch.Operation>, doc)
       if (err !== undefined) {
-        return Effect.fail(new Invalid({ message: `the server rejected our request due to an error in our request: ${err.message.split("\n")[0]}` }))
+        return Effect.fail(
+          new Invalid({
+            message: `the server rejected our request due to an error in our request: ${err.message.split("\n")[0]}`
+          })
+        )
       }
       const result = JsonPatch.applyPatch(doc, patch as Array<JsonPatch.Operation>, false, true).newDocument as unknown
       if (typeof result !== "object" || result === null || Array.isArray(result)) {
@@ -54,20 +64,25 @@ export const applyPatch = (type: PatchType, current: KubeObject, patch: unknown)
       return Effect.succeed(result as Record<string, unknown>)
     }
     if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
-      return Effect.fail(new BadRequest({ message: "json: cannot unmarshal array into Go value of type map[string]interface {}" }))
+      return Effect.fail(
+        new BadRequest({ message: "json: cannot unmarshal array into Go value of type map[string]interface {}" })
+      )
     }
     const result = MergePatch.apply(doc, patch) as unknown
     return Effect.succeed(result as Record<string, unknown>)
   })
 
-export const patch = (s: RequestScope, name: string): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+export const patch = (
+  s: RequestScope,
+  name: string
+): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
+  Effect.gen(function* () {
     const type = patchTypeOf(s.request.headers["content-type"], s.info.strategicMergePatch)
     if (type === undefined) return yield* Effect.fail(unsupported(s.info.strategicMergePatch))
     const p = yield* Effect.flatMap(readBody(s.request), parseJson)
     const stored = yield* s.served.storage.guaranteedUpdate(objectKey(s, name), {
       tryUpdate: (current) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           const patched = yield* applyPatch(type, current, p)
           const meta = patched["metadata"] as Record<string, unknown> | undefined
           // a patch that sets metadata.resourceVersion is a precondition (optimistic lock)

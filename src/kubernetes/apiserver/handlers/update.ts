@@ -12,16 +12,20 @@ import { prepareUpdate } from "../object-rest.js"
 import { objectResponse } from "./output.js"
 import { objectKey, type RequestScope } from "./scope.js"
 
-export const OPTIMISTIC_LOCK_ERROR = "the object has been modified; please apply your changes to the latest version and try again"
+export const OPTIMISTIC_LOCK_ERROR =
+  "the object has been modified; please apply your changes to the latest version and try again"
 
-export const update = (s: RequestScope, name: string): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.gen(function*() {
+export const update = (
+  s: RequestScope,
+  name: string
+): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
+  Effect.gen(function* () {
     const body = yield* readJsonObject(s.request)
     const meta = body["metadata"] as Record<string, unknown> | undefined
     const rv = typeof meta?.["resourceVersion"] === "string" ? meta["resourceVersion"] : ""
     const stored = yield* s.served.storage.guaranteedUpdate(objectKey(s, name), {
       tryUpdate: (current) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (rv !== "" && rv !== current.metadata.resourceVersion) {
             return yield* Effect.fail(newConflict(groupResourceOf(s.info), name, OPTIMISTIC_LOCK_ERROR))
           }

@@ -34,7 +34,12 @@ const encoder = new TextEncoder()
 
 const tableEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
   if (e.type === "ERROR" || e.type === "BOOKMARK") return eventBytesAs(e, s.apiVersion)
-  const t = tableOf(s.info, [e.object], { resourceVersion: e.object.metadata.resourceVersion ?? "" }, includeObjectOf(s.url.searchParams))
+  const t = tableOf(
+    s.info,
+    [e.object],
+    { resourceVersion: e.object.metadata.resourceVersion ?? "" },
+    includeObjectOf(s.url.searchParams)
+  )
   return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(t)}}\n`)
 }
 
@@ -43,73 +48,81 @@ export const watch = (
   q: ListQuery,
   longrunning: Cell
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.scoped(Effect.gen(function*() {
-    const predicate = yield* predicateOf(s, q)
-    const timeoutSeconds = q.timeoutSeconds !== undefined && q.timeoutSeconds > 0
-      ? q.timeoutSeconds
-      : MIN_REQUEST_TIMEOUT_SECONDS * (1 + Math.random())
-    const counter = s.metrics.watchEventsCell(s.info.group, s.version, s.info.plural)
-    const encode = s.table ? (e: WatchEvent) => tableEvent(s, e) : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
-    const res = NodeHttpServerRequest.toServerResponse(s.request)
+  Effect.scoped(
+    Effect.gen(function* () {
+      const predicate = yield* predicateOf(s, q)
+      const timeoutSeconds =
+        q.timeoutSeconds !== undefined && q.timeoutSeconds > 0
+          ? q.timeoutSeconds
+          : MIN_REQUEST_TIMEOUT_SECONDS * (1 + Math.random())
+      const counter = s.metrics.watchEventsCell(s.info.group, s.version, s.info.plural)
+      const encode = s.table ? (e: WatchEvent) => tableEvent(s, e) : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
+      const res = NodeHttpServerRequest.toServerResponse(s.request)
 
-    let started = false
-    const start = () => {
-      if (started) return
-      started = true
-      res.writeHead(200, { "content-type": JSON_TYPE, "cache-control": "no-cache, private" })
-      res.flushHeaders()
-    }
-    let corked = false
-    const uncork = () => {
-      corked = false
-      res.uncork()
-    }
-    let handle: WatchHandle | undefined
-    const resume = () => handle?.resume()
-    let ended = false
-    let wake: (() => void) | undefined
-    const sink: WatchSink = {
-      push: (events) => {
-        if (res.writableEnded) return true
-        start()
-        if (!corked) {
-          corked = true
-          res.cork()
-          process.nextTick(uncork)
-        }
-        counter.n += events.length
-        let room = true
-        for (const e of events) room = res.write(encode(e))
-        if (!room) res.once("drain", resume)
-        return room
-      },
-      end: () => {
-        ended = true
-        wake?.()
+      let started = false
+      const start = () => {
+        if (started) return
+        started = true
+        res.writeHead(200, { "content-type": JSON_TYPE, "cache-control": "no-cache, private" })
+        res.flushHeaders()
       }
-    }
-    // a failure here is the request's Status (nothing is written before the watch exists)
-    handle = yield* watchInto(s.served.storage, listKey(s), {
-      resourceVersion: q.resourceVersion,
-      resourceVersionMatch: q.resourceVersionMatch === "NotOlderThan" ? "NotOlderThan" : "",
-      predicate,
-      recursive: true,
-      sendInitialEvents: q.sendInitialEvents
-    }, sink)
-    longrunning.n++
-    yield* Effect.addFinalizer(() =>
-      Effect.sync(() => {
-        longrunning.n--
-        res.removeListener("drain", resume)
-        if (!res.writableEnded) res.end()
+      let corked = false
+      const uncork = () => {
+        corked = false
+        res.uncork()
+      }
+      let handle: WatchHandle | undefined
+      const resume = () => handle?.resume()
+      let ended = false
+      let wake: (() => void) | undefined
+      const sink: WatchSink = {
+        push: (events) => {
+          if (res.writableEnded) return true
+          start()
+          if (!corked) {
+            corked = true
+            res.cork()
+            process.nextTick(uncork)
+          }
+          counter.n += events.length
+          let room = true
+          for (const e of events) room = res.write(encode(e))
+          if (!room) res.once("drain", resume)
+          return room
+        },
+        end: () => {
+          ended = true
+          wake?.()
+        }
+      }
+      // a failure here is the request's Status (nothing is written before the watch exists)
+      handle = yield* watchInto(
+        s.served.storage,
+        listKey(s),
+        {
+          resourceVersion: q.resourceVersion,
+          resourceVersionMatch: q.resourceVersionMatch === "NotOlderThan" ? "NotOlderThan" : "",
+          predicate,
+          recursive: true,
+          sendInitialEvents: q.sendInitialEvents
+        },
+        sink
+      )
+      longrunning.n++
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          longrunning.n--
+          res.removeListener("drain", resume)
+          if (!res.writableEnded) res.end()
+        })
+      )
+      start()
+      const watchEnded = Effect.async<void>((done) => {
+        if (ended) return done(Effect.void)
+        wake = () => done(Effect.void)
       })
-    )
-    start()
-    const watchEnded = Effect.async<void>((done) => {
-      if (ended) return done(Effect.void)
-      wake = () => done(Effect.void)
+      yield* Effect.ignore(Effect.timeout(watchEnded, Duration.millis(timeoutSeconds * 1000)))
+      // already written and ended: the platform sends nothing more
+      return HttpServerResponse.empty()
     })
-    yield* Effect.ignore(Effect.timeout(watchEnded, Duration.millis(timeoutSeconds * 1000)))
-    // already written and ended: the platform sends nothing more
-    return HttpServerResponse.empty()
-  }))
+  )

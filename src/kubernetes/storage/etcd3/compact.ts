@@ -18,15 +18,15 @@ export const COMPACT_REV_KEY = "compact_rev_key"
  * history), after recording it in compact_rev_key. Returns the compacted revision.
  */
 export const compactWith = (client: EtcdClientService, revision?: bigint): Effect.Effect<bigint, StatusError> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const current = yield* client.kv.get(COMPACT_REV_KEY)
     const version = current.kvs[0]?.version ?? 0n
     // Without a revision the txn's own revision is compacted; its value is then empty and readers
     // take the key's modRevision (one write either way, as the apiserver's compactor does).
-    const txn = yield* client.kv.txn()
+    const txn = yield* client.kv
+      .txn()
       .when(Compare.version(COMPACT_REV_KEY).equals(version))
-      .success(Op.put(COMPACT_REV_KEY, revision === undefined ? "" : revision.toString()))
-      .commit
+      .success(Op.put(COMPACT_REV_KEY, revision === undefined ? "" : revision.toString())).commit
     const rev = revision ?? txn.header.revision
     yield* client.kv.compact(rev)
     return rev

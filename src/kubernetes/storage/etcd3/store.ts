@@ -75,7 +75,9 @@ export const prepareKey = (
   let k = key
   if (recursive && !k.endsWith("/")) k += "/"
   if (!k.startsWith(resourcePrefix)) {
-    return Either.left(newInternalError(`invalid key: ${JSON.stringify(k)} lacks resource prefix: ${JSON.stringify(resourcePrefix)}`))
+    return Either.left(
+      newInternalError(`invalid key: ${JSON.stringify(k)} lacks resource prefix: ${JSON.stringify(resourcePrefix)}`)
+    )
   }
   return Either.right(pathPrefix + (k.startsWith("/") ? k.slice(1) : k))
 }
@@ -113,7 +115,8 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
   const leases = makeLeaseManager(client)
   let lastCompactRevision = 0n
 
-  const prepare = (key: string, recursive: boolean) => Effect.suspend(() => prepareKey(pathPrefix, resourcePrefix, key, recursive))
+  const prepare = (key: string, recursive: boolean) =>
+    Effect.suspend(() => prepareKey(pathPrefix, resourcePrefix, key, recursive))
 
   const etcd = <A>(effect: Effect.Effect<A, EtcdError>) => Effect.mapError(effect, fromEtcd)
 
@@ -121,13 +124,19 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
   const decode = (data: Uint8Array, rev: bigint): Either.Either<KubeObject, StatusError> =>
     Either.mapLeft(decodeObject(data, rev), newInternalError)
 
-  const fromStorage = (value: Uint8Array, key: string): Either.Either<{ data: Uint8Array; stale: boolean }, StatusError> => {
+  const fromStorage = (
+    value: Uint8Array,
+    key: string
+  ): Either.Either<{ data: Uint8Array; stale: boolean }, StatusError> => {
     const r = transformer.fromStorage(value, key)
     return r.ok ? Either.right({ data: r.data, stale: r.stale }) : Either.left(newInternalError(r.error))
   }
 
   /** validateMinimumResourceVersion: the read must be at least the asked-for RV */
-  const validateMinimumResourceVersion = (minimum: string | undefined, actual: bigint): Effect.Effect<void, StatusError> => {
+  const validateMinimumResourceVersion = (
+    minimum: string | undefined,
+    actual: bigint
+  ): Effect.Effect<void, StatusError> => {
     if (minimum === undefined || minimum === "") return Effect.void
     const parsed = parseResourceVersion(minimum)
     if (Either.isLeft(parsed)) return Effect.fail(newBadRequest(`invalid resource version: ${parsed.left}`))
@@ -208,7 +217,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     ttl === undefined || ttl <= 0 ? Effect.succeed(undefined) : leases.getLease(ttl)
 
   const create: StorageService["create"] = (key, obj, ttl) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const rv = parseResourceVersion(obj.metadata.resourceVersion)
       if (Either.isRight(rv) && rv.right !== 0n) {
@@ -219,10 +228,10 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       const lease = yield* leaseFor(ttl)
       const stored = transformer.toStorage(data, prepared)
       const txn = yield* etcd(
-        client.kv.txn()
+        client.kv
+          .txn()
           .when(Compare.modRevision(prepared).equals(0n))
-          .success(Op.put(prepared, stored, lease === undefined ? {} : { lease }))
-          .commit
+          .success(Op.put(prepared, stored, lease === undefined ? {} : { lease })).commit
       )
       if (!txn.succeeded) return yield* Effect.fail(newAlreadyExists(gr, nameOf(prepared)))
       return yield* decode(data, txn.header.revision)
@@ -235,14 +244,15 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     validateDeletion: ValidateDeletion | undefined,
     cached: KubeObject | undefined
   ): Effect.Effect<KubeObject, StatusError> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let orig = cached !== undefined ? yield* getStateFromObject(cached) : yield* getCurrentState(key, false)
       let origIsCurrent = cached === undefined
       for (;;) {
         const preErr = checkPreconditions(key, preconditions, orig.obj)
-        const validateErr = preErr !== undefined || validateDeletion === undefined
-          ? preErr
-          : yield* Effect.flip(validateDeletion(orig.obj)).pipe(Effect.orElseSucceed(() => undefined))
+        const validateErr =
+          preErr !== undefined || validateDeletion === undefined
+            ? preErr
+            : yield* Effect.flip(validateDeletion(orig.obj)).pipe(Effect.orElseSucceed(() => undefined))
         if (validateErr !== undefined) {
           if (origIsCurrent) return yield* Effect.fail(validateErr)
           const cachedRev = orig.rev
@@ -252,10 +262,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
           continue
         }
         const txn = yield* etcd(
-          client.kv.txn()
-            .when(Compare.modRevision(key).equals(orig.rev))
-            .success(Op.delete(key))
-            .failure(Op.get(key))
+          client.kv.txn().when(Compare.modRevision(key).equals(orig.rev)).success(Op.delete(key)).failure(Op.get(key))
             .commit
         )
         if (!txn.succeeded) {
@@ -269,16 +276,18 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
 
   const del: StorageService["delete"] = (key, options = {}) =>
     Effect.flatMap(prepare(key, false), (prepared) =>
-      conditionalDelete(prepared, options.preconditions, options.validateDeletion, options.cachedExistingObject))
+      conditionalDelete(prepared, options.preconditions, options.validateDeletion, options.cachedExistingObject)
+    )
 
   const guaranteedUpdate: StorageService["guaranteedUpdate"] = (key, options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const ignoreNotFound = options.ignoreNotFound === true
       const tryUpdate: UpdateFunc = options.tryUpdate
-      let orig = options.cachedExistingObject !== undefined
-        ? yield* getStateFromObject(options.cachedExistingObject)
-        : yield* getCurrentState(prepared, ignoreNotFound)
+      let orig =
+        options.cachedExistingObject !== undefined
+          ? yield* getStateFromObject(options.cachedExistingObject)
+          : yield* getCurrentState(prepared, ignoreNotFound)
       let origIsCurrent = options.cachedExistingObject === undefined
       for (;;) {
         const preErr = checkPreconditions(prepared, options.preconditions, orig.obj)
@@ -310,11 +319,11 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
         const stored = transformer.toStorage(data, prepared)
         const lease = yield* leaseFor(updated.right.ttl)
         const txn = yield* etcd(
-          client.kv.txn()
+          client.kv
+            .txn()
             .when(Compare.modRevision(prepared).equals(orig.rev))
             .success(Op.put(prepared, stored, lease === undefined ? {} : { lease }))
-            .failure(Op.get(prepared))
-            .commit
+            .failure(Op.get(prepared)).commit
         )
         if (!txn.succeeded) {
           orig = yield* getState(txn.responses[0].kvs, prepared, ignoreNotFound)
@@ -326,7 +335,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     })
 
   const get: StorageService["get"] = (key, options: GetOptions = {}) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const r = yield* etcd(client.kv.get(prepared))
       yield* validateMinimumResourceVersion(options.resourceVersion, r.header.revision)
@@ -341,7 +350,12 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     })
 
   const currentRevision = Effect.map(
-    etcd(client.kv.get(pathPrefix + (resourcePrefix.startsWith("/") ? resourcePrefix.slice(1) : resourcePrefix), { prefix: true, countOnly: true })),
+    etcd(
+      client.kv.get(pathPrefix + (resourcePrefix.startsWith("/") ? resourcePrefix.slice(1) : resourcePrefix), {
+        prefix: true,
+        countOnly: true
+      })
+    ),
     (r) => r.header.revision
   )
 
@@ -355,14 +369,16 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       )
     }
     if (isFutureRevision(e)) {
-      return Effect.flatMap(Effect.orElseSucceed(currentRevision, () => 0n), (cur) =>
-        Effect.fail(newTooLargeResourceVersion(withRev, cur, 0)))
+      return Effect.flatMap(
+        Effect.orElseSucceed(currentRevision, () => 0n),
+        (cur) => Effect.fail(newTooLargeResourceVersion(withRev, cur, 0))
+      )
     }
     return Effect.fail(fromEtcd(e))
   }
 
   const getList: StorageService["getList"] = (key, options: ListOptions) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const recursive = options.recursive === true
       let preparedKey = yield* prepare(key, recursive)
       const keyPrefix = preparedKey
@@ -383,7 +399,11 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       if (recursive && pred.continue !== "") {
         const decoded = decodeContinue(pred.continue, keyPrefix)
         if (Either.isLeft(decoded)) return yield* Effect.fail(newBadRequest(`invalid continue token: ${decoded.left}`))
-        if (options.resourceVersion !== undefined && options.resourceVersion !== "" && options.resourceVersion !== "0") {
+        if (
+          options.resourceVersion !== undefined &&
+          options.resourceVersion !== "" &&
+          options.resourceVersion !== "0"
+        ) {
           return yield* Effect.fail(newBadRequest("specifying resource version is not allowed when using continue"))
         }
         continueKey = decoded.right.fromKey
@@ -400,7 +420,9 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
             if (recursive && pred.limit > 0 && fromRV > 0n) withRev = fromRV
             break
           default:
-            return yield* Effect.fail(newInternalError(`unknown ResourceVersionMatch value: ${options.resourceVersionMatch}`))
+            return yield* Effect.fail(
+              newInternalError(`unknown ResourceVersionMatch value: ${options.resourceVersionMatch}`)
+            )
         }
       }
 
@@ -423,7 +445,9 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
         hasMore = r.more
         count = r.count
         if (r.kvs.length === 0 && r.more) {
-          return yield* Effect.fail(newInternalError("no results were found, but etcd indicated there were more values remaining"))
+          return yield* Effect.fail(
+            newInternalError("no results were found, but etcd indicated there were more values remaining")
+          )
         }
         if (withRev === 0n) withRev = r.header.revision
         for (const kv of r.kvs) {
@@ -434,7 +458,8 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
           const k = textOf(kv.key)
           lastKey = k
           const plain = transformer.fromStorage(kv.value, k)
-          if (!plain.ok) return yield* Effect.fail(newInternalError(`unable to transform key ${JSON.stringify(k)}: ${plain.error}`))
+          if (!plain.ok)
+            return yield* Effect.fail(newInternalError(`unable to transform key ${JSON.stringify(k)}: ${plain.error}`))
           const obj = decode(plain.data, kv.modRevision)
           if (Either.isLeft(obj)) return yield* Effect.fail(obj.left)
           if (matches(pred, obj.right)) items.push(obj.right)
@@ -464,7 +489,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     })
 
   const watch: StorageService["watch"] = (key, options) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
       const rev = parseWatchResourceVersion(options.resourceVersion, gr)
@@ -484,7 +509,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     })
 
   const stats: StorageService["stats"] = (key) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let prepared = yield* prepare(key, true)
       if (!prepared.endsWith("/")) prepared += "/"
       const r = yield* etcd(client.kv.get(prepared, { prefix: true, countOnly: true }))
@@ -520,8 +545,8 @@ const textOf = (b: Uint8Array): string => textDecoder.decode(b)
 const prefixEndText = (key: string): Uint8Array => prefixEnd(toBytes(key))
 
 /** The etcd3 store as a Layer providing `Storage` (one resource) over `EtcdClient`. */
-export const layer = (config: Etcd3StoreConfig): Layer.Layer<Storage, never, EtcdClient> => Layer.effect(Storage, make(config))
+export const layer = (config: Etcd3StoreConfig): Layer.Layer<Storage, never, EtcdClient> =>
+  Layer.effect(Storage, make(config))
 
 /** `Etcd3Store.make` / `Etcd3Store.layer` */
 export const Etcd3Store = { make, makeWith, layer } as const
-

@@ -97,9 +97,8 @@ const sync = (
         if (page.rev === 0n) onRevision(rev)
         const events = r.kvs.map(parseKV)
         const last = events[events.length - 1]
-        const next: Option.Option<Page> = r.more && last !== undefined
-          ? Option.some({ from: last.key + "\x00", rev })
-          : Option.none()
+        const next: Option.Option<Page> =
+          r.more && last !== undefined ? Option.some({ from: last.key + "\x00", rev }) : Option.none()
         return [Chunk.unsafeFromArray(events), next] as const
       }
     )
@@ -152,7 +151,7 @@ export const watchChan = (
   let initialRev = rev
 
   const initial: Stream.Stream<WatchChanEvent, StatusError> = Stream.unwrap(
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (sendInitialEvents === true && rev > 0n) {
         const current = yield* deps.getCurrentResourceVersion
         if (rev > current) {
@@ -170,7 +169,10 @@ export const watchChan = (
         initialRev = r
       })
       if (sendInitialEvents === true && pred.allowWatchBookmarks) {
-        return Stream.concat(synced, Stream.suspend(() => Stream.succeed(progressNotifyEvent(initialRev, true))))
+        return Stream.concat(
+          synced,
+          Stream.suspend(() => Stream.succeed(progressNotifyEvent(initialRev, true)))
+        )
       }
       return synced
     })
@@ -185,10 +187,7 @@ export const watchChan = (
         progressNotify: options.progressNotify === true,
         requireLeader: true
       })
-      .pipe(
-        Stream.mapError(interpretWatchError),
-        Stream.mapChunks(fromResponses)
-      )
+      .pipe(Stream.mapError(interpretWatchError), Stream.mapChunks(fromResponses))
   )
 
   const startWatching: Stream.Stream<Incoming, StatusError> = Stream.concat(initial, live)
@@ -234,7 +233,8 @@ const makeTransform = (deps: WatcherDeps, pred: SelectionPredicate): Transform =
     if (e.isProgressNotify) return bookmark(e.rev, e.isInitialEventsEndBookmark, deps.typeMeta)
     try {
       const cur = e.isDeleted || e.value === undefined ? undefined : decode(e.value, e.key, e.rev)
-      const old = e.prevValue !== undefined && (e.isDeleted || !acceptAll) ? decode(e.prevValue, e.key, e.rev) : undefined
+      const old =
+        e.prevValue !== undefined && (e.isDeleted || !acceptAll) ? decode(e.prevValue, e.key, e.rev) : undefined
       if (e.isDeleted) return old !== undefined && matches(pred, old) ? deleted(old) : undefined
       if (cur === undefined) return undefined
       if (e.isCreated) return matches(pred, cur) ? added(cur) : undefined

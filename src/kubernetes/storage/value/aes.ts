@@ -54,7 +54,9 @@ export const aesGCM = (key: Uint8Array): ValueTransformer => {
       // Open: shorter than the tag, wrong key, wrong AAD, any flipped bit: the one error
       if (data.length < GCM_NONCE_SIZE + GCM_TAG_SIZE) return fail(errOpen)
       try {
-        const decipher = crypto.createDecipheriv(name, secret, data.subarray(0, GCM_NONCE_SIZE), { authTagLength: GCM_TAG_SIZE })
+        const decipher = crypto.createDecipheriv(name, secret, data.subarray(0, GCM_NONCE_SIZE), {
+          authTagLength: GCM_TAG_SIZE
+        })
         decipher.setAAD(authenticatedData(etcdKey))
         decipher.setAuthTag(data.subarray(data.length - GCM_TAG_SIZE))
         const body = decipher.update(data.subarray(GCM_NONCE_SIZE, data.length - GCM_TAG_SIZE))

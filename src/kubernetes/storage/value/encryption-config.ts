@@ -71,7 +71,8 @@ export class EncryptionConfigError extends Schema.TaggedError<EncryptionConfigEr
   message: Schema.String
 }) {}
 
-const configError = (reason: EncryptionConfigError["reason"], message: string) => new EncryptionConfigError({ reason, message })
+const configError = (reason: EncryptionConfigError["reason"], message: string) =>
+  new EncryptionConfigError({ reason, message })
 
 // ---------------------------------------------------------------------------------------------
 // schema.GroupResource parsing, as ParseGroupResource and String()
@@ -94,7 +95,9 @@ const grKey = (gr: GroupResource): string => `${gr.resource}\u0000${gr.group}`
 /** Go's json.Marshal of the internal ProviderConfiguration (no json tags: Go field names) */
 const providerValue = (p: ProviderConfiguration): string => {
   const keys = (c: typeof KeysConfiguration.Type | null | undefined) =>
-    c == null ? null : { Keys: c.keys == null ? null : c.keys.map((k) => ({ Name: k.name ?? "", Secret: k.secret ?? "" })) }
+    c == null
+      ? null
+      : { Keys: c.keys == null ? null : c.keys.map((k) => ({ Name: k.name ?? "", Secret: k.secret ?? "" })) }
   return JSON.stringify({
     AESGCM: keys(p.aesgcm),
     AESCBC: keys(p.aescbc),
@@ -137,7 +140,13 @@ const validateResourceOverlap = (resources: ReadonlyArray<string>, field: string
   const value = JSON.stringify(resources)
   if (hasDuplicate) errs.push(invalid(field, value, "the same resource cannot be specified multiple times"))
   if (hasOverlap) {
-    errs.push(invalid(field, value, "using overlapping resources such as 'secrets' and '*.' in the same resource list is not allowed as they will be masked"))
+    errs.push(
+      invalid(
+        field,
+        value,
+        "using overlapping resources such as 'secrets' and '*.' in the same resource list is not allowed as they will be masked"
+      )
+    )
   }
 }
 
@@ -148,16 +157,16 @@ const validateResourceNames = (resources: ReadonlyArray<string>, field: string, 
     const detail = hasCapital(res)
       ? "resource name should not contain capital letters"
       : res === "*"
-      ? "use '*.' to encrypt all the resources from core API group or *.* to encrypt all resources"
-      : res === "apiserveripinfo" || res === "serviceipallocations" || res === "servicenodeportallocations"
-      ? "resources which do not have REST API/s cannot be encrypted"
-      : gr.group === "events.k8s.io"
-      ? "'*.events.k8s.io' objects are stored using the 'events' API group in etcd. Use 'events' instead in the config file"
-      : gr.group === "extensions"
-      ? "'extensions' group has been removed and cannot be used for encryption"
-      : gr.group === "*" && gr.resource !== "*"
-      ? "encrypting the same resource across groups is not supported"
-      : undefined
+        ? "use '*.' to encrypt all the resources from core API group or *.* to encrypt all resources"
+        : res === "apiserveripinfo" || res === "serviceipallocations" || res === "servicenodeportallocations"
+          ? "resources which do not have REST API/s cannot be encrypted"
+          : gr.group === "events.k8s.io"
+            ? "'*.events.k8s.io' objects are stored using the 'events' API group in etcd. Use 'events' instead in the config file"
+            : gr.group === "extensions"
+              ? "'extensions' group has been removed and cannot be used for encryption"
+              : gr.group === "*" && gr.resource !== "*"
+                ? "encrypting the same resource across groups is not supported"
+                : undefined
     if (detail !== undefined) errs.push(invalid(at, JSON.stringify(res), detail))
   })
 }
@@ -189,7 +198,11 @@ const validateKeys = (
       errs.push(invalid(`${at}.secret`, `"REDACTED"`, "secrets must be base64 encoded"))
     } else if (!sizes.includes(bytes.length)) {
       errs.push(
-        invalid(`${at}.secret`, `"REDACTED"`, `secret is not of the expected length, got ${bytes.length}, expected one of [${sizes.join(" ")}]`)
+        invalid(
+          `${at}.secret`,
+          `"REDACTED"`,
+          `secret is not of the expected length, got ${bytes.length}, expected one of [${sizes.join(" ")}]`
+        )
       )
     }
   })
@@ -216,9 +229,21 @@ export const validateEncryptionConfiguration = (c: EncryptionConfiguration): Rea
       const at = `${p}[${j}]`
       const kinds = providerKinds(provider)
       if (kinds.length === 0) {
-        errs.push(invalid(at, providerValue(provider), "provider does not contain any of the expected providers: KMS, AESGCM, AESCBC, Secretbox, Identity"))
+        errs.push(
+          invalid(
+            at,
+            providerValue(provider),
+            "provider does not contain any of the expected providers: KMS, AESGCM, AESCBC, Secretbox, Identity"
+          )
+        )
       } else if (kinds.length > 1) {
-        errs.push(invalid(at, providerValue(provider), "more than one provider specified in a single element, should split into different list elements"))
+        errs.push(
+          invalid(
+            at,
+            providerValue(provider),
+            "more than one provider specified in a single element, should split into different list elements"
+          )
+        )
       }
       // kms is refused when the transformers are built; its own fields are not checked here
       if (provider.kms != null) return
@@ -271,7 +296,9 @@ export interface EncryptionConfig {
 }
 
 /** Builds every transformer up front, so a bad configuration fails at start-up, not on first use. */
-export const fromConfiguration = (configuration: EncryptionConfiguration): Either.Either<EncryptionConfig, EncryptionConfigError> => {
+export const fromConfiguration = (
+  configuration: EncryptionConfiguration
+): Either.Either<EncryptionConfig, EncryptionConfigError> => {
   const errs = validateEncryptionConfiguration(configuration)
   if (errs.length > 0) return Either.left(configError("Invalid", `error while parsing file: ${aggregateMessage(errs)}`))
   const byResource = new Map<string, { gr: GroupResource; list: Array<PrefixTransformer> }>()
@@ -285,10 +312,16 @@ export const fromConfiguration = (configuration: EncryptionConfiguration): Eithe
     for (const name of conf.resources ?? []) {
       const gr = parseGroupResource(name)
       // an earlier `*.group` or `*.*` rule would hide this one: refused, not silently ignored
-      for (const mask of [{ group: gr.group, resource: "*" }, { group: "*", resource: "*" }]) {
+      for (const mask of [
+        { group: gr.group, resource: "*" },
+        { group: "*", resource: "*" }
+      ]) {
         if (byResource.has(grKey(mask))) {
           return Either.left(
-            configError("Invalid", `error while building transformers: resource "${grString(gr)}" is masked by earlier rule "${grString(mask)}"`)
+            configError(
+              "Invalid",
+              `error while building transformers: resource "${grString(gr)}" is masked by earlier rule "${grString(mask)}"`
+            )
           )
         }
       }
@@ -305,13 +338,16 @@ export const fromConfiguration = (configuration: EncryptionConfiguration): Eithe
     transformers.set(grString(gr), t)
   }
   const transformerFor = (gr: GroupResource): ValueTransformer =>
-    byKey.get(grKey(gr)) ?? byKey.get(grKey({ group: gr.group, resource: "*" })) ?? byKey.get(grKey({ group: "*", resource: "*" })) ??
-      encryptCheck
+    byKey.get(grKey(gr)) ??
+    byKey.get(grKey({ group: gr.group, resource: "*" })) ??
+    byKey.get(grKey({ group: "*", resource: "*" })) ??
+    encryptCheck
   return Either.right({ configuration, transformers, transformerFor })
 }
 
 /** TransformerForResource on a loaded configuration */
-export const transformerFor = (config: EncryptionConfig, gr: GroupResource): ValueTransformer => config.transformerFor(gr)
+export const transformerFor = (config: EncryptionConfig, gr: GroupResource): ValueTransformer =>
+  config.transformerFor(gr)
 
 // ---------------------------------------------------------------------------------------------
 // Decoding and loading (loadConfig, loadDataAndHash)
@@ -322,7 +358,12 @@ export const parseEncryptionConfig = (
   path = "<inline>"
 ): Either.Either<EncryptionConfig, EncryptionConfigError> => {
   const decodeError = (detail: string) =>
-    Either.left(configError("Malformed", `error while parsing file: error decoding encryption provider configuration file ${JSON.stringify(path)}: ${detail}`))
+    Either.left(
+      configError(
+        "Malformed",
+        `error while parsing file: error decoding encryption provider configuration file ${JSON.stringify(path)}: ${detail}`
+      )
+    )
   let doc: unknown
   try {
     doc = YAML.parse(text)
@@ -389,5 +430,7 @@ export class ResourceTransformers extends Context.Tag("etcd-effect/kubernetes/Re
     Layer.effect(ResourceTransformers, loadEncryptionConfig(path))
 
   /** no encryption configuration: every resource through identity's encrypted-data check */
-  static readonly identity: Layer.Layer<ResourceTransformers> = Layer.succeed(ResourceTransformers, { transformerFor: () => encryptCheck })
+  static readonly identity: Layer.Layer<ResourceTransformers> = Layer.succeed(ResourceTransformers, {
+    transformerFor: () => encryptCheck
+  })
 }

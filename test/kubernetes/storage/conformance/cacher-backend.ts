@@ -39,7 +39,8 @@ export const makeCacherBackend = async (
         Effect.sleep("5 millis"),
         Effect.suspend(() => (cacher.internals.ready.isReady ? Effect.void : Effect.fail("not ready")))
       ).pipe(Effect.retry({ times: 2000 }), Effect.orDie)
-      const gate = <A, E>(e: Effect.Effect<A, E>) => Effect.zipRight(cacher.internals.ready.isReady ? Effect.void : ready, e)
+      const gate = <A, E>(e: Effect.Effect<A, E>) =>
+        Effect.zipRight(cacher.internals.ready.isReady ? Effect.void : ready, e)
       const store: StorageService = {
         create: (...a) => gate(cacher.create(...a)),
         delete: (...a) => gate(cacher.delete(...a)),

@@ -49,14 +49,19 @@ export const fails = async <A>(effect: Effect.Effect<A, StatusError>): Promise<S
   return e
 }
 
-export const pod = (namespace: string, name: string, extra: { labels?: Record<string, string>; nodeName?: string } = {}): KubeObject => ({
+export const pod = (
+  namespace: string,
+  name: string,
+  extra: { labels?: Record<string, string>; nodeName?: string } = {}
+): KubeObject => ({
   apiVersion: "v1",
   kind: "Pod",
   metadata: { name, namespace, ...(extra.labels === undefined ? {} : { labels: extra.labels }) },
   spec: { nodeName: extra.nodeName ?? "" }
 })
 
-export const rv = (o: { metadata: { resourceVersion?: string | undefined } }): bigint => BigInt(o.metadata.resourceVersion ?? "0")
+export const rv = (o: { metadata: { resourceVersion?: string | undefined } }): bigint =>
+  BigInt(o.metadata.resourceVersion ?? "0")
 
 /** pods select on metadata.name, metadata.namespace and spec.nodeName */
 export const podAttrs = (obj: KubeObject) => ({
@@ -64,11 +69,13 @@ export const podAttrs = (obj: KubeObject) => ({
   fields: {
     "metadata.name": obj.metadata.name ?? "",
     "metadata.namespace": obj.metadata.namespace ?? "",
-    "spec.nodeName": ((obj["spec"] as { nodeName?: string } | undefined)?.nodeName) ?? ""
+    "spec.nodeName": (obj["spec"] as { nodeName?: string } | undefined)?.nodeName ?? ""
   }
 })
 
-export const predicate = (q: { label?: string; field?: string; limit?: number; continue?: string; bookmarks?: boolean } = {}): SelectionPredicate => {
+export const predicate = (
+  q: { label?: string; field?: string; limit?: number; continue?: string; bookmarks?: boolean } = {}
+): SelectionPredicate => {
   const p = parsePredicate({
     labelSelector: q.label,
     fieldSelector: q.field,
@@ -100,10 +107,15 @@ export class Watching {
         Effect.sync(() => {
           this.events.push(e)
           this.wake()
-        })).pipe(Effect.ensuring(Effect.sync(() => {
-          this.done = true
-          this.wake()
-        })))
+        })
+      ).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            this.done = true
+            this.wake()
+          })
+        )
+      )
     )
   }
 
@@ -113,7 +125,11 @@ export class Watching {
     for (const f of w) f()
   }
 
-  static async start(store: StorageService, key: string, options: Parameters<StorageService["watch"]>[1]): Promise<Watching> {
+  static async start(
+    store: StorageService,
+    key: string,
+    options: Parameters<StorageService["watch"]>[1]
+  ): Promise<Watching> {
     return new Watching(await run(store.watch(key, options)))
   }
 
@@ -121,9 +137,13 @@ export class Watching {
   async next(n = 1, timeoutMs = 30_000): Promise<Array<WatchEvent>> {
     const deadline = Date.now() + timeoutMs
     while (this.events.length - this.taken < n) {
-      if (this.done) throw new Error(`watch ended after ${this.events.length} events, wanted ${n} more than ${this.taken}: ${JSON.stringify(this.events)}`)
+      if (this.done)
+        throw new Error(
+          `watch ended after ${this.events.length} events, wanted ${n} more than ${this.taken}: ${JSON.stringify(this.events)}`
+        )
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`timed out waiting for ${n} events; have ${JSON.stringify(this.events.slice(this.taken))}`)
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${n} events; have ${JSON.stringify(this.events.slice(this.taken))}`)
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, left)
         this.waiters.push(() => {
@@ -175,7 +195,11 @@ export const clientFor = async (endpoints: ReadonlyArray<string>) => {
   return { client, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-export const collect = (s: Stream.Stream<WatchEvent>, n: number) => Effect.runPromise(Stream.runCollect(Stream.take(s, n))).then(Chunk.toArray)
+export const collect = (s: Stream.Stream<WatchEvent>, n: number) =>
+  Effect.runPromise(Stream.runCollect(Stream.take(s, n))).then(Chunk.toArray)
 
 /** the object of an event without its resourceVersion (for comparing contents) */
-export const contents = (o: KubeObject): KubeObject => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } })
+export const contents = (o: KubeObject): KubeObject => ({
+  ...o,
+  metadata: { ...o.metadata, resourceVersion: undefined }
+})

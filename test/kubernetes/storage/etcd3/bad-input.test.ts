@@ -30,12 +30,25 @@ describe("etcd3 store: bad input", () => {
     const { store } = t
     const invalid = (v: string, why: string) =>
       `invalid resource version: resourceVersion: Invalid value: "${v}": strconv.ParseUint: parsing "${v}": ${why}`
-    for (const [v, why] of [["abc", "invalid syntax"], ["-1", "invalid syntax"], ["1.5", "invalid syntax"], ["18446744073709551616", "value out of range"]]) {
-      expect((await fails(store.getList("/pods/", { recursive: true, resourceVersion: v! }))).message).toBe(invalid(v!, why!))
+    for (const [v, why] of [
+      ["abc", "invalid syntax"],
+      ["-1", "invalid syntax"],
+      ["1.5", "invalid syntax"],
+      ["18446744073709551616", "value out of range"]
+    ]) {
+      expect((await fails(store.getList("/pods/", { recursive: true, resourceVersion: v! }))).message).toBe(
+        invalid(v!, why!)
+      )
       expect((await fails(store.get("/pods/ns/keep", { resourceVersion: v! }))).message).toBe(invalid(v!, why!))
       expect((await fails(store.watch("/pods/", { recursive: true, resourceVersion: v! })))._tag).toBe("Invalid")
     }
-    const huge = await fails(store.getList("/pods/", { recursive: true, resourceVersion: "9223372036854775807", resourceVersionMatch: "Exact" }))
+    const huge = await fails(
+      store.getList("/pods/", {
+        recursive: true,
+        resourceVersion: "9223372036854775807",
+        resourceVersionMatch: "Exact"
+      })
+    )
     expect(huge._tag).toBe("Timeout")
   })
 
@@ -62,7 +75,11 @@ describe("etcd3 store: bad input", () => {
         await noDefect(store.getList("/pods/", { recursive: true, predicate }))
         await noDefect(store.stats(key))
         await noDefect(store.delete(`/pods/other/${key}`))
-        await noDefect(Effect.flatMap(store.watch(key, { recursive: true, resourceVersion: rv, predicate }), (s) => Stream.runDrain(Stream.take(s, 1)).pipe(Effect.timeout("20 millis"), Effect.ignore)))
+        await noDefect(
+          Effect.flatMap(store.watch(key, { recursive: true, resourceVersion: rv, predicate }), (s) =>
+            Stream.runDrain(Stream.take(s, 1)).pipe(Effect.timeout("20 millis"), Effect.ignore)
+          )
+        )
         const kept = await run(store.get("/pods/ns/keep"))
         expect(kept!.metadata.name).toBe("keep")
       }),

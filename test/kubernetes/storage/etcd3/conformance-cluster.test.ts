@@ -23,7 +23,10 @@ describe.skipIf(skipEtcd)("storage on a 3-member etcd 3.4 cluster", () => {
   let backend: Awaited<ReturnType<typeof makeBackend>>
   beforeAll(async () => {
     members = await EtcdProcess.cluster(3)
-    backend = await makeBackend("etcd 3.4 ×3", members.map((m) => m.endpoint))
+    backend = await makeBackend(
+      "etcd 3.4 ×3",
+      members.map((m) => m.endpoint)
+    )
   })
   afterAll(async () => {
     await backend?.close()
@@ -53,7 +56,9 @@ describe.skipIf(skipEtcd)("storage on a 3-member etcd 3.4 cluster", () => {
     const acknowledged: Array<KubeObject> = []
     const writes = (async () => {
       for (let i = 0; i < 60; i++) {
-        const r = await Effect.runPromise(Effect.either(store.create(`/pods/ns/p${String(i).padStart(2, "0")}`, pod("ns", `p${i}`))))
+        const r = await Effect.runPromise(
+          Effect.either(store.create(`/pods/ns/p${String(i).padStart(2, "0")}`, pod("ns", `p${i}`)))
+        )
         if (r._tag === "Right") acknowledged.push(r.right)
         if (i === 20) {
           const l = await leader()
@@ -75,7 +80,11 @@ describe.skipIf(skipEtcd)("storage on a 3-member etcd 3.4 cluster", () => {
         seen.push(e)
         lastRV = (e.object as KubeObject).metadata.resourceVersion!
       }
-      if (seen.length >= acknowledged.length && acknowledged.every((a) => seen.some((s) => (s.object as KubeObject).metadata.name === a.metadata.name))) break
+      if (
+        seen.length >= acknowledged.length &&
+        acknowledged.every((a) => seen.some((s) => (s.object as KubeObject).metadata.name === a.metadata.name))
+      )
+        break
     }
     await watching.stop()
     // a write that failed on the client side may still have committed: the watch shows what etcd has
@@ -96,8 +105,11 @@ describe.skipIf(skipEtcd)("storage on a 3-member etcd 3.4 cluster", () => {
     const endpoints = members.map((m) => m.endpoint).join(",")
     const writer = () =>
       new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, [path.join(here, "fixtures/increment.mjs"), repoRoot, endpoints, pathPrefix, "25"], { timeout: 120_000 }, (e, out, err) =>
-          e === null ? resolve(out.trim()) : reject(new Error(`${e.message}\n${err}`))
+        execFile(
+          process.execPath,
+          [path.join(here, "fixtures/increment.mjs"), repoRoot, endpoints, pathPrefix, "25"],
+          { timeout: 120_000 },
+          (e, out, err) => (e === null ? resolve(out.trim()) : reject(new Error(`${e.message}\n${err}`)))
         )
       )
     expect(await Promise.all([writer(), writer(), writer(), writer()])).toEqual(["done", "done", "done", "done"])

@@ -18,7 +18,14 @@ type Op =
   | { readonly kind: "compact" }
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constantFrom("create" as const, "update" as const), name: fc.constantFrom("a", "b", "c"), color: fc.constantFrom("red", "blue") }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constantFrom("create" as const, "update" as const),
+      name: fc.constantFrom("a", "b", "c"),
+      color: fc.constantFrom("red", "blue")
+    })
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant("delete" as const), name: fc.constantFrom("a", "b", "c") }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("compact" as const) }) }
 )
@@ -47,11 +54,14 @@ describe("etcd3 store vs a model (our server)", () => {
           const key = `/pods/ns/${op.name}`
           const before = state.get(op.name)
           const obj = pod("ns", op.name, { labels: { color: op.kind === "delete" ? "" : op.color } })
-          const r = op.kind === "create"
-            ? await Effect.runPromise(Effect.either(store.create(key, obj)))
-            : op.kind === "update"
-            ? await Effect.runPromise(Effect.either(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) })))
-            : await Effect.runPromise(Effect.either(store.delete(key)))
+          const r =
+            op.kind === "create"
+              ? await Effect.runPromise(Effect.either(store.create(key, obj)))
+              : op.kind === "update"
+                ? await Effect.runPromise(
+                    Effect.either(store.guaranteedUpdate(key, { tryUpdate: () => Effect.succeed({ object: obj }) }))
+                  )
+                : await Effect.runPromise(Effect.either(store.delete(key)))
           // the model says which calls fail: create of an existing, update/delete of a missing key
           const shouldFail = op.kind === "create" ? before !== undefined : before === undefined
           expect(r._tag === "Left", `${op.kind} ${op.name}`).toBe(shouldFail)
@@ -75,7 +85,9 @@ describe("etcd3 store vs a model (our server)", () => {
 
         // List, Exact, at every revision still held
         for (const { rev, state: s } of live) {
-          const list = await run(store.getList("/pods/", { recursive: true, resourceVersion: rev.toString(), resourceVersionMatch: "Exact" }))
+          const list = await run(
+            store.getList("/pods/", { recursive: true, resourceVersion: rev.toString(), resourceVersionMatch: "Exact" })
+          )
           expect(list.metadata.resourceVersion).toBe(rev.toString())
           expect(list.items.map((o) => [o.metadata.name, o.metadata.labels?.["color"]])).toEqual([...s].sort())
         }
@@ -93,9 +105,18 @@ describe("etcd3 store vs a model (our server)", () => {
                 const type = cur && !old ? "ADDED" : cur && old ? "MODIFIED" : old ? "DELETED" : undefined
                 return type === undefined ? [] : [`${type} ${c.name} ${c.rev}`]
               })
-            const w = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: rev.toString(), predicate: pred })
+            const w = await Watching.start(store, "/pods/", {
+              recursive: true,
+              resourceVersion: rev.toString(),
+              predicate: pred
+            })
             const got = await w.next(expected.length, 10_000)
-            expect(got.map((e) => `${e.type} ${(e.object as KubeObject).metadata.name} ${(e.object as KubeObject).metadata.resourceVersion}`)).toEqual(expected)
+            expect(
+              got.map(
+                (e) =>
+                  `${e.type} ${(e.object as KubeObject).metadata.name} ${(e.object as KubeObject).metadata.resourceVersion}`
+              )
+            ).toEqual(expected)
             await w.none(30)
             await w.stop()
           }
@@ -107,7 +128,9 @@ describe("etcd3 store vs a model (our server)", () => {
           const w = await Watching.start(store, "/pods/", { recursive: true, resourceVersion: rev.toString() })
           const [e] = await w.ended()
           expect(e).toMatchObject({ type: "ERROR", object: { code: 410, reason: "Expired" } })
-          const l = await fails(store.getList("/pods/", { recursive: true, resourceVersion: rev.toString(), resourceVersionMatch: "Exact" }))
+          const l = await fails(
+            store.getList("/pods/", { recursive: true, resourceVersion: rev.toString(), resourceVersionMatch: "Exact" })
+          )
           expect(l._tag).toBe("Expired")
         }
       }),

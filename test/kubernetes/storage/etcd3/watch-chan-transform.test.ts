@@ -19,7 +19,9 @@ import { identity, type ValueTransformer } from "../../../../src/kubernetes/stor
 const enc = new TextEncoder()
 const PREFIX = "/registry/pods/"
 
-type Op = { readonly kind: "put"; readonly name: string; readonly color: string } | { readonly kind: "delete"; readonly name: string }
+type Op =
+  | { readonly kind: "put"; readonly name: string; readonly color: string }
+  | { readonly kind: "delete"; readonly name: string }
 
 const objectOf = (name: string, color: string, gen: number): KubeObject => ({
   apiVersion: "v1",
@@ -30,7 +32,10 @@ const objectOf = (name: string, color: string, gen: number): KubeObject => ({
 
 /** etcd's responses for a sequence of ops from revision 2 on (one revision each), with prev_kv */
 const history = (ops: ReadonlyArray<Op>) => {
-  const live = new Map<string, { value: Uint8Array; createRevision: bigint; modRevision: bigint; version: bigint; obj: KubeObject }>()
+  const live = new Map<
+    string,
+    { value: Uint8Array; createRevision: bigint; modRevision: bigint; version: bigint; obj: KubeObject }
+  >()
   const responses: Array<WatchResponse> = []
   const states: Array<Map<string, KubeObject>> = []
   let rev = 1n
@@ -39,9 +44,17 @@ const history = (ops: ReadonlyArray<Op>) => {
     const prev = live.get(op.name)
     if (op.kind === "delete" && prev === undefined) return
     rev++
-    const prevKv = prev === undefined
-      ? undefined
-      : { key, createRevision: prev.createRevision, modRevision: prev.modRevision, version: prev.version, value: prev.value, lease: 0n }
+    const prevKv =
+      prev === undefined
+        ? undefined
+        : {
+            key,
+            createRevision: prev.createRevision,
+            modRevision: prev.modRevision,
+            version: prev.version,
+            value: prev.value,
+            lease: 0n
+          }
     let event: Event
     if (op.kind === "put") {
       const obj = objectOf(op.name, op.color, i)
@@ -52,9 +65,18 @@ const history = (ops: ReadonlyArray<Op>) => {
       event = { type: EventType.PUT, kv: { key, createRevision, modRevision: rev, version, value, lease: 0n }, prevKv }
     } else {
       live.delete(op.name)
-      event = { type: EventType.DELETE, kv: { key, createRevision: 0n, modRevision: rev, version: 0n, value: new Uint8Array(), lease: 0n }, prevKv }
+      event = {
+        type: EventType.DELETE,
+        kv: { key, createRevision: 0n, modRevision: rev, version: 0n, value: new Uint8Array(), lease: 0n },
+        prevKv
+      }
     }
-    responses.push({ header: { clusterId: 1n, memberId: 1n, revision: rev, raftTerm: 1n }, events: [event], created: false, progressNotify: false })
+    responses.push({
+      header: { clusterId: 1n, memberId: 1n, revision: rev, raftTerm: 1n },
+      events: [event],
+      created: false,
+      progressNotify: false
+    })
     states.push(new Map([...live].map(([n, s]) => [n, s.obj])))
   })
   return { responses, states }
@@ -68,7 +90,11 @@ const colorIs = (color: string): SelectionPredicate => ({
   label: { matches: (l) => l["color"] === color, empty: () => false, toString: () => `color=${color}` }
 })
 
-const run = (responses: ReadonlyArray<WatchResponse>, predicate: SelectionPredicate, transformer: ValueTransformer = identity) =>
+const run = (
+  responses: ReadonlyArray<WatchResponse>,
+  predicate: SelectionPredicate,
+  transformer: ValueTransformer = identity
+) =>
   Effect.runPromise(
     Stream.runCollect(
       watchChan(
@@ -87,7 +113,11 @@ const run = (responses: ReadonlyArray<WatchResponse>, predicate: SelectionPredic
   ).then(Chunk.toArray)
 
 const opArb = fc.oneof(
-  fc.record({ kind: fc.constant("put" as const), name: fc.constantFrom("a", "b", "c"), color: fc.constantFrom("red", "blue") }),
+  fc.record({
+    kind: fc.constant("put" as const),
+    name: fc.constantFrom("a", "b", "c"),
+    color: fc.constantFrom("red", "blue")
+  }),
   fc.record({ kind: fc.constant("delete" as const), name: fc.constantFrom("a", "b", "c") })
 )
 
@@ -137,10 +167,19 @@ describe("watchChan transform (etcd3/watcher.go)", () => {
 
   it("turns a progress notification into a BOOKMARK of the watched kind", async () => {
     const events = await run(
-      [{ header: { clusterId: 1n, memberId: 1n, revision: 7n, raftTerm: 1n }, events: [], created: false, progressNotify: true }],
+      [
+        {
+          header: { clusterId: 1n, memberId: 1n, revision: 7n, raftTerm: 1n },
+          events: [],
+          created: false,
+          progressNotify: true
+        }
+      ],
       Everything
     )
-    expect(events).toEqual([{ type: "BOOKMARK", object: { apiVersion: "v1", kind: "Pod", metadata: { resourceVersion: "7" } } }])
+    expect(events).toEqual([
+      { type: "BOOKMARK", object: { apiVersion: "v1", kind: "Pod", metadata: { resourceVersion: "7" } } }
+    ])
   })
 
   it("an update without its previous value (compacted) is an ERROR, and nothing follows", async () => {
@@ -159,9 +198,14 @@ describe("watchChan transform (etcd3/watcher.go)", () => {
       apiVersion: "v1",
       metadata: {},
       status: "Failure",
-      message: 'Internal error occurred: etcd event received with PrevKv=nil (key="/registry/pods/ns/a", modRevision=3, type=PUT)',
+      message:
+        'Internal error occurred: etcd event received with PrevKv=nil (key="/registry/pods/ns/a", modRevision=3, type=PUT)',
       reason: "InternalError",
-      details: { causes: [{ message: 'etcd event received with PrevKv=nil (key="/registry/pods/ns/a", modRevision=3, type=PUT)' }] },
+      details: {
+        causes: [
+          { message: 'etcd event received with PrevKv=nil (key="/registry/pods/ns/a", modRevision=3, type=PUT)' }
+        ]
+      },
       code: 500
     })
   })
@@ -173,7 +217,8 @@ describe("watchChan transform (etcd3/watcher.go)", () => {
       { kind: "put", name: "c", color: "red" }
     ])
     const failing: ValueTransformer = {
-      fromStorage: (data, key) => (key.endsWith("/b") ? { ok: false, error: "no matching prefix found" } : identity.fromStorage(data, key)),
+      fromStorage: (data, key) =>
+        key.endsWith("/b") ? { ok: false, error: "no matching prefix found" } : identity.fromStorage(data, key),
       toStorage: identity.toStorage
     }
     const events = await run(responses, Everything, failing)
@@ -189,6 +234,8 @@ describe("watchChan transform (etcd3/watcher.go)", () => {
 })
 
 const expectCacheIs = (cache: Map<string, KubeObject>, state: Map<string, KubeObject>, pred: SelectionPredicate) => {
-  const selected = [...state].filter(([, o]) => pred.label.matches(o.metadata.labels ?? {})).map(([n, o]) => [n, o["spec"]])
+  const selected = [...state]
+    .filter(([, o]) => pred.label.matches(o.metadata.labels ?? {}))
+    .map(([n, o]) => [n, o["spec"]])
   expect([...cache].map(([n, o]) => [n, o["spec"]]).sort()).toEqual(selected.sort())
 }

@@ -38,7 +38,11 @@ describe("aesgcm (NewGCMTransformer)", () => {
     const t = aesGCM(keyOf(16, 0))
     const empty = Buffer.concat([Buffer.alloc(12), hex("58e2fccefa7e3061367f1d57a4e7455a")])
     expect(read(t.fromStorage(empty, ""))).toEqual({ data: "", stale: false })
-    const oneBlock = Buffer.concat([Buffer.alloc(12), hex("0388dace60b6a392f328c2b971b2fe78"), hex("ab6e47d42cec13bdf53a67b21257bddf")])
+    const oneBlock = Buffer.concat([
+      Buffer.alloc(12),
+      hex("0388dace60b6a392f328c2b971b2fe78"),
+      hex("ab6e47d42cec13bdf53a67b21257bddf")
+    ])
     const r = t.fromStorage(oneBlock, "")
     expect(r.ok && Buffer.from(r.data).equals(Buffer.alloc(16))).toBe(true)
     // the same bytes read under any non-empty etcd key: the AAD differs, the tag does not verify
@@ -60,7 +64,11 @@ describe("aesgcm (NewGCMTransformer)", () => {
     const sealed = Buffer.concat([nonce, c.update("fixture"), c.final(), c.getAuthTag()])
     expect(read(aesGCM(key).fromStorage(sealed, etcdKey))).toEqual({ data: "fixture", stale: false })
     // nonces are random: two writes of the same bytes differ
-    expect(Buffer.from(aesGCM(key).toStorage(Buffer.from("x"), "k")).equals(Buffer.from(aesGCM(key).toStorage(Buffer.from("x"), "k")))).toBe(false)
+    expect(
+      Buffer.from(aesGCM(key).toStorage(Buffer.from("x"), "k")).equals(
+        Buffer.from(aesGCM(key).toStorage(Buffer.from("x"), "k"))
+      )
+    ).toBe(false)
   })
 
   it("a value moved to another etcd key, tampered with, truncated or under another key is refused", () => {
@@ -73,7 +81,8 @@ describe("aesgcm (NewGCMTransformer)", () => {
       expect(read(t.fromStorage(bad, "/registry/secrets/ns/a"))).toEqual({ error: OPEN })
     }
     // Go checks only the nonce length itself; Open reports anything shorter than nonce + tag
-    for (let n = 0; n < 12; n++) expect(read(t.fromStorage(stored.subarray(0, n), "/registry/secrets/ns/a"))).toEqual({ error: SHORT })
+    for (let n = 0; n < 12; n++)
+      expect(read(t.fromStorage(stored.subarray(0, n), "/registry/secrets/ns/a"))).toEqual({ error: SHORT })
     for (let n = 12; n < stored.length; n++) {
       expect(read(t.fromStorage(stored.subarray(0, n), "/registry/secrets/ns/a"))).toEqual({ error: OPEN })
     }
@@ -86,7 +95,8 @@ describe("aesgcm (NewGCMTransformer)", () => {
   })
 
   it("refuses key sizes crypto/aes refuses", () => {
-    for (const n of [0, 8, 15, 17, 31, 33, 64]) expect(() => aesGCM(Buffer.alloc(n))).toThrow(`crypto/aes: invalid key size ${n}`)
+    for (const n of [0, 8, 15, 17, 31, 33, 64])
+      expect(() => aesGCM(Buffer.alloc(n))).toThrow(`crypto/aes: invalid key size ${n}`)
   })
 })
 
@@ -110,7 +120,9 @@ describe("aescbc (NewCBCTransformer)", () => {
     const iv = hex("000102030405060708090a0b0c0d0e0f")
     const c1 = hex("7649abac8119b246cee98e9b12e9197d") // E(6bc1bee22e409f96e93d7e117393172a)
     // its last plaintext byte 0x2a is no PKCS#7 pad: the apiserver's padding error shows the block was opened
-    expect(read(aesCBC(key).fromStorage(Buffer.concat([iv, c1]), "/k"))).toEqual({ error: "invalid PKCS7 data (empty or not padded)" })
+    expect(read(aesCBC(key).fromStorage(Buffer.concat([iv, c1]), "/k"))).toEqual({
+      error: "invalid PKCS7 data (empty or not padded)"
+    })
     // a full padding block after it (encrypted by hand, chained on c1) gives the vector's plaintext
     const pad = crypto.createCipheriv("aes-128-cbc", key, c1).setAutoPadding(false).update(Buffer.alloc(16, 16))
     const r = aesCBC(key).fromStorage(Buffer.concat([iv, c1, pad]), "/k")
@@ -130,16 +142,24 @@ describe("aescbc (NewCBCTransformer)", () => {
     const t = aesCBC(key)
     const stored = t.toStorage(Buffer.from("0123456789abcdef"), "k")
     for (let n = 0; n < 16; n++) expect(read(t.fromStorage(stored.subarray(0, n), "k"))).toEqual({ error: SHORT })
-    expect(read(t.fromStorage(stored.subarray(0, 40), "k"))).toEqual({ error: "the stored data is not a multiple of the block size" })
+    expect(read(t.fromStorage(stored.subarray(0, 40), "k"))).toEqual({
+      error: "the stored data is not a multiple of the block size"
+    })
     // an IV alone (Go would index an empty slice): an error, not a crash
-    expect(read(t.fromStorage(stored.subarray(0, 16), "k"))).toEqual({ error: "invalid PKCS7 data (empty or not padded)" })
+    expect(read(t.fromStorage(stored.subarray(0, 16), "k"))).toEqual({
+      error: "invalid PKCS7 data (empty or not padded)"
+    })
     // blocks whose plaintext ends in a bad pad, built by hand
     const block = (plain: Buffer) => {
       const iv = Buffer.alloc(16, 9)
       return Buffer.concat([iv, crypto.createCipheriv("aes-256-cbc", key, iv).setAutoPadding(false).update(plain)])
     }
-    expect(read(t.fromStorage(block(Buffer.alloc(16, 0)), "k"))).toEqual({ error: "invalid PKCS7 data (empty or not padded)" })
-    expect(read(t.fromStorage(block(Buffer.alloc(16, 17)), "k"))).toEqual({ error: "invalid PKCS7 data (empty or not padded)" })
+    expect(read(t.fromStorage(block(Buffer.alloc(16, 0)), "k"))).toEqual({
+      error: "invalid PKCS7 data (empty or not padded)"
+    })
+    expect(read(t.fromStorage(block(Buffer.alloc(16, 17)), "k"))).toEqual({
+      error: "invalid PKCS7 data (empty or not padded)"
+    })
     expect(read(t.fromStorage(block(Buffer.concat([Buffer.alloc(13, 1), Buffer.from([3, 2, 3])])), "k"))).toEqual({
       error: "invalid padding on input"
     })

@@ -23,7 +23,10 @@ const read = (r: FromStorageResult) => (r.ok ? { data: text(r.data), stale: r.st
 const provider = (kind: "aesgcm" | "aescbc", keys: Array<[string, number]>): PrefixTransformer => ({
   prefix: enc.encode(`k8s:enc:${kind}:v1:`),
   transformer: prefixTransformers(
-    keys.map(([name, fill]) => ({ prefix: enc.encode(`${name}:`), transformer: (kind === "aesgcm" ? aesGCM : aesCBC)(Buffer.alloc(32, fill)) })),
+    keys.map(([name, fill]) => ({
+      prefix: enc.encode(`${name}:`),
+      transformer: (kind === "aesgcm" ? aesGCM : aesCBC)(Buffer.alloc(32, fill))
+    })),
     "no matching key was found for the provided AES transformer"
   )
 })
@@ -33,7 +36,10 @@ const resource = (...ps: Array<PrefixTransformer>) => prefixTransformers(ps, "no
 describe("identity", () => {
   it("identity passes bytes through; the encrypt check refuses k8s:enc: data", () => {
     expect(read(identity.fromStorage(enc.encode("k8s:enc:x"), "/k"))).toEqual({ data: "k8s:enc:x", stale: false })
-    expect(read(encryptCheck.fromStorage(enc.encode('{"kind":"Secret"}'), "/k"))).toEqual({ data: '{"kind":"Secret"}', stale: false })
+    expect(read(encryptCheck.fromStorage(enc.encode('{"kind":"Secret"}'), "/k"))).toEqual({
+      data: '{"kind":"Secret"}',
+      stale: false
+    })
     expect(read(encryptCheck.fromStorage(enc.encode("k8s:enc:aesgcm:v1:k:xxxx"), "/k"))).toEqual({
       error: "identity transformer tried to read encrypted data"
     })
@@ -61,10 +67,22 @@ describe("prefix transformers", () => {
     const before = resource(provider("aesgcm", [["k1", 1]]), identityProvider)
     const oldValue = before.toStorage(enc.encode("secret"), "/k")
     // step 1 of rotation: the new key is added second, every server can read it; k1 still writes
-    const added = resource(provider("aesgcm", [["k1", 1], ["k2", 2]]), identityProvider)
+    const added = resource(
+      provider("aesgcm", [
+        ["k1", 1],
+        ["k2", 2]
+      ]),
+      identityProvider
+    )
     expect(read(added.fromStorage(oldValue, "/k"))).toEqual({ data: "secret", stale: false })
     // step 2: k2 first; k1 values are stale and rewritten with k2
-    const rotated = resource(provider("aesgcm", [["k2", 2], ["k1", 1]]), identityProvider)
+    const rotated = resource(
+      provider("aesgcm", [
+        ["k2", 2],
+        ["k1", 1]
+      ]),
+      identityProvider
+    )
     expect(read(rotated.fromStorage(oldValue, "/k"))).toEqual({ data: "secret", stale: true })
     const rewritten = rotated.toStorage(enc.encode("secret"), "/k")
     expect(text(rewritten.subarray(0, 21))).toBe("k8s:enc:aesgcm:v1:k2:")
@@ -73,7 +91,9 @@ describe("prefix transformers", () => {
     expect(read(rotated.fromStorage(enc.encode('{"a":1}'), "/k"))).toEqual({ data: '{"a":1}', stale: true })
     // step 3: k1 removed: its values no longer read
     const dropped = resource(provider("aesgcm", [["k2", 2]]), identityProvider)
-    expect(read(dropped.fromStorage(oldValue, "/k"))).toEqual({ error: "no matching key was found for the provided AES transformer" })
+    expect(read(dropped.fromStorage(oldValue, "/k"))).toEqual({
+      error: "no matching key was found for the provided AES transformer"
+    })
   })
 
   it("provider rotation: aescbc → aesgcm; identity first to decrypt everything", () => {
@@ -93,22 +113,31 @@ describe("prefix transformers", () => {
     const fromB = resource(b).toStorage(enc.encode("x"), "/k")
     expect(read(resource(a, b).fromStorage(fromB, "/k"))).toEqual({ data: "x", stale: true })
     // both fail: one error, deduplicated
-    expect(read(resource(a, b).fromStorage(fromB, "/other"))).toEqual({ error: "cipher: message authentication failed" })
+    expect(read(resource(a, b).fromStorage(fromB, "/other"))).toEqual({
+      error: "cipher: message authentication failed"
+    })
   })
 
   it("errors: no prefix matches; several different failures are aggregated", () => {
     const onlyGCM = resource(provider("aesgcm", [["k", 1]]))
     expect(read(onlyGCM.fromStorage(enc.encode('{"plain":true}'), "/k"))).toEqual({ error: "no matching prefix found" })
-    expect(read(onlyGCM.fromStorage(enc.encode("k8s:enc:aesgcm:v1:other:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"), "/k"))).toEqual({
+    expect(
+      read(onlyGCM.fromStorage(enc.encode("k8s:enc:aesgcm:v1:other:xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"), "/k"))
+    ).toEqual({
       error: "no matching key was found for the provided AES transformer"
     })
     // identity alone cannot read encrypted data; its refusal is not reported, the no-match error is
-    expect(read(resource(identityProvider).fromStorage(enc.encode("k8s:enc:aesgcm:v1:k:x"), "/k"))).toEqual({ error: "no matching prefix found" })
+    expect(read(resource(identityProvider).fromStorage(enc.encode("k8s:enc:aesgcm:v1:k:x"), "/k"))).toEqual({
+      error: "no matching prefix found"
+    })
     expect(read(prefixTransformers([identityProvider]).fromStorage(enc.encode("k8s:enc:x"), "/k"))).toEqual({
       error: "the provided value does not match any of the supported transformers"
     })
     const same = enc.encode("p:")
-    const mixed = prefixTransformers([{ prefix: same, transformer: aesGCM(Buffer.alloc(16)) }, { prefix: same, transformer: aesCBC(Buffer.alloc(16)) }])
+    const mixed = prefixTransformers([
+      { prefix: same, transformer: aesGCM(Buffer.alloc(16)) },
+      { prefix: same, transformer: aesCBC(Buffer.alloc(16)) }
+    ])
     expect(read(mixed.fromStorage(enc.encode(`p:${"z".repeat(40)}`), "/k"))).toEqual({
       error: "[cipher: message authentication failed, the stored data is not a multiple of the block size]"
     })
@@ -116,10 +145,24 @@ describe("prefix transformers", () => {
 
   it.prop(
     "rotation sequences: any value written by a configuration reads under a later one holding its key, stale unless first",
-    [fc.uniqueArray(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }), fc.uint8Array({ maxLength: 300 }), fc.string()],
+    [
+      fc.uniqueArray(fc.integer({ min: 1, max: 9 }), { minLength: 1, maxLength: 5 }),
+      fc.uint8Array({ maxLength: 300 }),
+      fc.string()
+    ],
     ([ids, data, etcdKey]) => {
       // history of the first key: ids[0] was first, then ids[1] rotated in front, ...
-      const configs = ids.map((_, i) => resource(provider(i % 2 === 0 ? "aesgcm" : "aescbc", ids.slice(0, i + 1).reverse().map((id) => [`k${id}`, id]))))
+      const configs = ids.map((_, i) =>
+        resource(
+          provider(
+            i % 2 === 0 ? "aesgcm" : "aescbc",
+            ids
+              .slice(0, i + 1)
+              .reverse()
+              .map((id) => [`k${id}`, id])
+          )
+        )
+      )
       // every configuration lists the keys of all earlier ones: each reads every earlier write
       for (let w = 0; w < configs.length; w++) {
         const stored = configs[w]!.toStorage(data, etcdKey)
@@ -127,8 +170,14 @@ describe("prefix transformers", () => {
         expect(r.ok && Buffer.from(r.data).equals(Buffer.from(data)) && !r.stale).toBe(true)
       }
       const all = resource(
-        provider("aesgcm", [...ids].reverse().map((id) => [`k${id}`, id])),
-        provider("aescbc", [...ids].reverse().map((id) => [`k${id}`, id]))
+        provider(
+          "aesgcm",
+          [...ids].reverse().map((id) => [`k${id}`, id])
+        ),
+        provider(
+          "aescbc",
+          [...ids].reverse().map((id) => [`k${id}`, id])
+        )
       )
       for (let w = 0; w < configs.length; w++) {
         const r = all.fromStorage(configs[w]!.toStorage(data, etcdKey), etcdKey)
