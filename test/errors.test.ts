@@ -6,6 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Either, Schema } from "effect"
 import { BackendError } from "../src/backend/backend.js"
 import { BenchError } from "../src/bench/errors.js"
+import { LeaseLost } from "../src/client/lease.js"
 import {
   WatchCanceled,
   WatchCompacted,
@@ -32,7 +33,20 @@ const samples: ReadonlyArray<readonly [ErrorClass, unknown]> = [
   [WatchNoLeader, new WatchNoLeader({ message: "etcdserver: no leader" })],
   [ServeError, new ServeError({ reason: "Listen", message: "listen tcp 127.0.0.1:1: bind: permission denied" })],
   [BackendError, new BackendError({ reason: "Locked", message: "the data dir is locked" })],
-  [BenchError, new BenchError({ reason: "connection refused" })]
+  [BenchError, new BenchError({ reason: "connection refused" })],
+  [
+    LeaseLost,
+    new LeaseLost({ id: 2n ** 62n + 1n, reason: "expired", message: "lease 4000000000000001 expired or revoked" })
+  ],
+  [
+    LeaseLost,
+    new LeaseLost({
+      id: 7n,
+      reason: "failed",
+      message: "etcdserver: no leader",
+      cause: new EtcdError({ code: GrpcCode.Unavailable, message: "etcdserver: no leader" })
+    })
+  ]
 ]
 
 describe("public errors as Schema classes", () => {

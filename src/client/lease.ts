@@ -7,7 +7,7 @@
  * ran out — `lost` completes with a LeaseLost saying which.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Data, Deferred, Effect, Either, Mailbox, Option, Ref, Schedule, type Scope, Stream } from "effect"
+import { Deferred, Effect, Either, Mailbox, Option, Ref, Schedule, Schema, type Scope, Stream } from "effect"
 import { EtcdError, GrpcCode } from "../errors.js"
 import type * as M from "../proto/index.js"
 import { type Connection, fromServiceError, unaryMethod } from "./connection.js"
@@ -39,14 +39,14 @@ export interface LeaseKeepAliveResult {
 }
 
 /** A kept-alive lease is gone. */
-export class LeaseLost extends Data.TaggedError("LeaseLost")<{
-  readonly id: bigint
+export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
+  id: Schema.BigInt,
   /** "expired": the server no longer has it (TTL 0: expired or revoked); "deadline": no renewal
    * reached the server before its TTL ran out; "failed": the keep-alive stream failed for good */
-  readonly reason: "expired" | "deadline" | "failed"
-  readonly message: string
-  readonly cause?: EtcdError | undefined
-}> {}
+  reason: Schema.Literal("expired", "deadline", "failed"),
+  message: Schema.String,
+  cause: Schema.optional(Schema.UndefinedOr(EtcdError))
+}) {}
 
 export interface KeepAlive {
   readonly id: bigint

@@ -21,7 +21,7 @@
  * Supervision: the stream's fibers end with it. A defect in any of them ends the stream (Internal,
  * one error log line) and cancels its watchers; see `supervised` below.
  *
- * Rules of the send fiber (etcd-watch.md §3.15): a response for an id whose created response is
+ * Rules of the send fiber (etcd's server/etcdserver/api/v3rpc/watch.go, sendLoop): a response for an id whose created response is
  * not out yet waits in `pending` and is flushed right after it; after an id's cancel response
  * nothing more is sent for it (what is left of it is dropped); a response for watch id -1
  * (requested progress) is never held. prev_kv is looked up at send time: the key's KeyValue at
@@ -248,7 +248,7 @@ export class WatchStreamDefect extends Error {
   }
 }
 
-/** The key range of a create request (etcd-watch.md §3.3). */
+/** The key range of a create request (etcd's v3rpc/watch.go, recvLoop). */
 const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Array | undefined } => {
   const key = c.key.byteLength === 0 ? ZERO_KEY : c.key
   const raw = c.range_end

@@ -1,5 +1,5 @@
 /**
- * serverWatchStream over raw gRPC: the response kinds of etcd-watch.md §3.14 field by field,
+ * serverWatchStream over raw gRPC: the response kinds of etcd's v3rpc/watch.go field by field,
  * cancel flows, progress (requested and periodic), fragments, prev_kv, filters, half-close, and
  * the end of a stream at client cancel and at shutdown.
  */
