@@ -124,10 +124,13 @@ describe.skipIf(skipEtcd)("malformed messages on client streams, differential ag
       const alone = await both(WATCH, [bad], 1)
       expect(alone.theirs.code, `etcd on ${bad.toString("hex")}`).toBe(grpc.status.INTERNAL)
       expect(alone.mine).toEqual(alone.theirs)
-      // after a valid create: its created response first, then the end
+      // after a valid create: its created response first, then the end. etcd's sendLoop writes
+      // the created response while recvLoop's error ends the call, so etcd sometimes ends it first
+      // (0 responses): the end status must match, and ours always sends the created response.
       const after = await both(WATCH, [createA, bad], 2)
-      expect(after.theirs).toMatchObject({ responses: 1, code: grpc.status.INTERNAL })
-      expect(after.mine).toEqual(after.theirs)
+      expect(after.theirs.code).toBe(grpc.status.INTERNAL)
+      expect(after.theirs.responses).toBeLessThanOrEqual(1)
+      expect(after.mine).toEqual({ ...after.theirs, responses: 1 })
     }
   })
 })
