@@ -191,9 +191,9 @@ export class FrameWriter {
 
   /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
   response(head: Uint8Array, watchId: WatchId, tail: Uint8Array | undefined): void {
-    // ids beyond ±(2^53 − 1) are bigints (see WatchId): rare, kept off the number path
-    if (typeof watchId !== "number") return this.responseBigId(head, watchId, tail)
-    const idLen = watchId === 0 ? 0 : 1 + varintSizeNum(watchId)
+    // ids beyond ±(2^53 − 1) are bigints (see WatchId): rare, one typeof apart from the number path
+    const big = typeof watchId !== "number"
+    const idLen = watchId === 0 ? 0 : 1 + (big ? varintSizeBig(watchId) : varintSizeNum(watchId))
     const n = head.length + idLen + (tail?.length ?? 0)
     const b = this.reserve(FRAME_PREFIX_BYTES + n)
     this.mark()
@@ -203,29 +203,10 @@ export class FrameWriter {
     p += FRAME_PREFIX_BYTES
     b.set(head, p)
     p += head.length
-    if (watchId !== 0) {
+    if (idLen !== 0) {
       b[p++] = TAG_WATCH_ID
-      p = putVarint(b, p, watchId)
+      p = big ? putVarintBig(b, p, watchId) : putVarint(b, p, watchId)
     }
-    if (tail !== undefined) {
-      b.set(tail, p)
-      p += tail.length
-    }
-    this.len = p
-  }
-
-  private responseBigId(head: Uint8Array, watchId: bigint, tail: Uint8Array | undefined): void {
-    const n = head.length + 1 + varintSizeBig(watchId) + (tail?.length ?? 0)
-    const b = this.reserve(FRAME_PREFIX_BYTES + n)
-    this.mark()
-    let p = this.len
-    b[p] = 0
-    b.writeUInt32BE(n, p + 1)
-    p += FRAME_PREFIX_BYTES
-    b.set(head, p)
-    p += head.length
-    b[p++] = TAG_WATCH_ID
-    p = putVarintBig(b, p, watchId)
     if (tail !== undefined) {
       b.set(tail, p)
       p += tail.length
