@@ -1,13 +1,13 @@
 /** The WatcherGroups service on its own layer (no store), and a watchable store over given groups. */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { layerMemory } from "../../src/backend/memory.js"
 import { layerDefault } from "../../src/mvcc/kvstore.js"
-import { layerOver, WatchableStore } from "../../src/watch/watchable-store.js"
+import { layer, layerOver, WatchableStore } from "../../src/watch/watchable-store.js"
 import { Victims } from "../../src/watch/victims.js"
 import { WatcherGroups } from "../../src/watch/watcher-groups.js"
 import { type WatchResponse, Watcher } from "../../src/watch/watcher.js"
-import { b, put } from "./helpers.js"
+import { b, drain, put, revs } from "./helpers.js"
 
 const sink = { offer: (_: WatchResponse) => true }
 
@@ -46,5 +46,31 @@ describe("WatcherGroups on its own layer", () => {
         )
       )
     )
+  )
+})
+
+describe("two WatchableStores over one store", () => {
+  it.scoped("each gets every revision: commit listeners are subscriptions, not one slot", () =>
+    Effect.gen(function* () {
+      const store = layerDefault.pipe(Layer.provide(layerMemory))
+      const stores = yield* Layer.build(store)
+      // two watchable stores, each built on its own (in this test's scope) over the same MvccStore
+      const build = Effect.map(Layer.build(layer.pipe(Layer.provide(Layer.succeedContext(stores)))), (ctx) =>
+        Context.get(ctx, WatchableStore)
+      )
+      const first = yield* build
+      const second = yield* build
+      const a = yield* first.newWatchStream
+      const c = yield* second.newWatchStream
+      yield* a.watch({ key: b("k") })
+      yield* c.watch({ key: b("k") })
+      const writes = Effect.provide(
+        Effect.forEach([1, 2, 3], (i) => put("k", `v${i}`)),
+        Layer.succeedContext(stores)
+      )
+      yield* writes
+      expect(revs(yield* drain(a)).flat()).toEqual([2, 3, 4])
+      expect(revs(yield* drain(c)).flat()).toEqual([2, 3, 4])
+    })
   )
 })
