@@ -1,5 +1,6 @@
 /**
- * grpc-js ↔ Effect: every call is a fiber in the server's FiberSet runtime.
+ * grpc-js ↔ Effect: every stream is a fiber in the server's FiberSet runtime; a unary call is one
+ * only while it waits (the fast path: `unary` below).
  *
  * - Client cancel and deadline → the call's fiber is interrupted, which replaces Go's ctx.Done().
  *   grpc-js emits 'cancelled' when the client resets the stream, but not when the deadline passes:
@@ -21,7 +22,7 @@
  *   ends past its deadline as DeadlineExceeded (what grpc-js has answered by then).
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, type Scope } from "effect"
+import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, Runtime, type Scope } from "effect"
 import { EtcdError, Errors, GrpcCode } from "../errors.js"
 import { MalformedRequest } from "./unmarshal-check.js"
 
@@ -145,7 +146,11 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
   Effect.gen(function* () {
     const unarySet = yield* FiberSet.make<unknown, unknown>()
     const streamSet = yield* FiberSet.make<unknown, unknown>()
-    const runUnary = yield* FiberSet.runtime(unarySet)<never>()
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    /** Logs a unary handler's defect (a bug) with the method name, on the server's runtime (its logger). */
+    const logDefect = (method: string, cause: Cause.Cause<unknown>): void => {
+      runFork(Effect.logError(`${method}: handler defect`, cause))
+    }
     const runStream = yield* FiberSet.runtime(streamSet)<never>()
     let closing = false
 
@@ -162,6 +167,15 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
       }
     }
 
+    /**
+     * The unary fast path: the handler's Effect starts at once on the server's runtime and, when it
+     * ends without going async (reads, failed checks), is answered in the same tick — no FiberSet
+     * entry, no 'cancelled' listener, no deadline timer, no observer. Only a call that suspends
+     * (a write's durability wait) is tracked as the slow path: it joins the unary FiberSet (so
+     * shutdown's grace and interruption apply) and gets its cancel/deadline link. A call that
+     * finished synchronously cannot have been interrupted: the checks at the end (dropped, past its
+     * deadline) are the same either way.
+     */
     const unary: CallRunner["unary"] = (method, f) => {
       const m = metrics.method(method)
       return (call, callback) => {
@@ -175,16 +189,26 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
           m.onEnd(GrpcCode.Internal)
           return callback({ code: GrpcCode.Internal, details: (call.request as unknown as MalformedRequest).message })
         }
-        const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
-        const unlink = linkCancel(call, fiber)
-        fiber.addObserver((exit) => {
-          unlink()
+        const answer = (exit: Exit.Exit<unknown, EtcdError>): void => {
           const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
+          if (status !== undefined && Cause.isDie((exit as Exit.Failure<unknown, EtcdError>).cause)) {
+            logDefect(method, (exit as Exit.Failure<unknown, EtcdError>).cause)
+          }
           m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
           // dropped by the client, or past its deadline (grpc-js has answered DEADLINE_EXCEEDED)
           if (call.cancelled || deadlinePassed(call)) return
-          if (Exit.isSuccess(exit)) callback(null, exit.value)
-          else callback(serviceError(status!))
+          if (status === undefined) callback(null, (exit as Exit.Success<any, EtcdError>).value)
+          else callback(serviceError(status))
+        }
+        const fiber = runFork(Effect.suspend(() => f(call.request, call)))
+        const done = fiber.unsafePoll()
+        if (done !== null) return answer(done)
+        // slow path: the handler went async
+        FiberSet.unsafeAdd(unarySet, fiber)
+        const unlink = linkCancel(call, fiber)
+        fiber.addObserver((exit) => {
+          unlink()
+          answer(exit)
         })
       }
     }
