@@ -301,36 +301,42 @@ export class StreamReadError {
 }
 
 /**
+ * Takes every message buffered now (a batch, never empty), synchronously: `null` at the end of the
+ * inbound side (half-close, or the call torn down), `undefined` when nothing is buffered yet (wait
+ * for 'readable'), an EtcdError (grpc-go's Recv refusal) for a message etcd could not decode — a
+ * refused message read after others ends the batch and is answered on the next take.
+ */
+export const takeBatch = <A>(source: MessageSource<A>): Array<A> | null | undefined | EtcdError => {
+  const refused = malformedAhead.get(source)
+  if (refused !== undefined) return refusalError(refused)
+  let out: Array<A> | undefined
+  for (;;) {
+    const m = source.read()
+    if (m === null) break
+    if ((m as unknown) instanceof MalformedRequest) {
+      if (out === undefined) return refusalError(m as unknown as MalformedRequest)
+      malformedAhead.set(source, m as unknown as MalformedRequest)
+      break
+    }
+    ;(out ??= []).push(m)
+  }
+  if (out !== undefined) return out
+  if (source.readableEnded || source.destroyed) return null
+  return undefined
+}
+
+const refusalError = (r: MalformedRequest): EtcdError =>
+  new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) })
+
+/**
  * Waits for the next messages and takes every one buffered (a batch, never empty), or `null` at the
  * end of the inbound side: half-close, or the call torn down. Pull-based: not reading leaves the
  * client throttled by HTTP/2 flow control.
  */
 export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> | null, StreamReadError | EtcdError> =>
   Effect.async<Array<A> | null, StreamReadError | EtcdError>((resume) => {
-    /** a message etcd could not decode ends the batch; the call ends with it on the next read */
-    const take = (): Array<A> | null | undefined | MalformedRequest => {
-      const refused = malformedAhead.get(source)
-      if (refused !== undefined) return refused
-      let out: Array<A> | undefined
-      for (;;) {
-        const m = source.read()
-        if (m === null) break
-        if ((m as unknown) instanceof MalformedRequest) {
-          if (out === undefined) return m as unknown as MalformedRequest
-          malformedAhead.set(source, m as unknown as MalformedRequest)
-          break
-        }
-        ;(out ??= []).push(m)
-      }
-      if (out !== undefined) return out
-      if (source.readableEnded || source.destroyed) return null
-      return undefined
-    }
-    const answer = (r: Array<A> | null | MalformedRequest) =>
-      r instanceof MalformedRequest
-        ? Effect.fail(new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) }))
-        : Effect.succeed(r)
-    const first = take()
+    const answer = (r: Array<A> | null | EtcdError) => (r instanceof EtcdError ? Effect.fail(r) : Effect.succeed(r))
+    const first = takeBatch(source)
     if (first !== undefined) {
       resume(answer(first))
       return
@@ -342,7 +348,7 @@ export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> |
       source.removeListener("error", onError)
     }
     const onReadable = () => {
-      const r = take()
+      const r = takeBatch(source)
       if (r === undefined) return
       cleanup()
       resume(answer(r))
