@@ -41,6 +41,7 @@ import { compareBytes, SortedBucket } from "./sorted-bucket.js"
 import { MAX_KEY_BYTES, validateOps } from "./validate.js"
 import { DEFAULT_SEGMENT_BYTES, nodeWalIo, readWal, WalCorrupt, type WalIo, WalWriter } from "./wal.js"
 import { encodeRecord } from "./wal-record.js"
+import { TRACE_PUT_EVENT, traceDurable } from "../put-event-trace.js"
 
 export interface LmdbOptions {
   /** the data dir (etcd's --data-dir); created when missing */
@@ -363,6 +364,7 @@ const makeCore = (options: CoreOptions) => {
       return
     }
     stats.walSyncs++
+    if (TRACE_PUT_EVENT) traceDurable()
     durableSeq = last
     for (const b of group) {
       if (b.record === undefined) continue

@@ -47,6 +47,7 @@ import { deleteRangeRequestSize, internalRaftRequestSize, putRequestSize, txnReq
 import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
 import { keyString } from "./key-string.js"
 import { TreeIndex } from "./tree-index.js"
+import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
 
 // ---------------------------------------------------------------------------------------------
 // configuration
@@ -188,6 +189,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       while (pending.length > 0 && pending[0]!.rev <= r) {
         const p = pending.shift()!
         core.committedRev = p.rev
+        if (TRACE_PUT_EVENT) traceStamp("committed", p.rev)
         for (const listener of listeners) {
           try {
             listener(p.rev, p.events)
@@ -248,6 +250,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         return Effect.zipRight(Effect.logError("mvcc: backend write threw; store stopped", e), Effect.fail(fail()))
       }
       core.headRev = rev
+      if (TRACE_PUT_EVENT) traceStamp("staged", rev)
       pending.push({ rev, events: txn.events() })
       try {
         txn.applyLessorOps()

@@ -47,6 +47,7 @@ import type { MakeHeader } from "./header.js"
 import { eventToPb, toNumber } from "./kv-pb.js"
 import { fragmentResponse, GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { FrameWriter, type PrevKvLookup, WatchResponseEncoder } from "./watch-wire.js"
+import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
 import { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL } from "./config.js"
 
 export { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL }
@@ -479,12 +480,15 @@ export const serverWatchStream = (
       if (endCause !== undefined) return yield* Effect.failCause(endCause)
       // the watch stream was closed under us: the server is stopping
       if (done) return yield* Effect.fail(Errors.stopped())
+      if (TRACE_PUT_EVENT) for (const r of batch) if (r.events.length > 0) traceStamp("taken", r.revision)
       try {
         state.onEvents(batch, out)
       } catch (e) {
         return yield* Effect.failCause(defect("send", e))
       }
       // the whole batch in a few large writes; wait for 'drain' once when the stream's buffer is full
-      if (out.count > 0 && sink.write(out)) yield* drain
+      const full = out.count > 0 && sink.write(out)
+      if (TRACE_PUT_EVENT) for (const r of batch) if (r.events.length > 0) traceStamp("written", r.revision)
+      if (full) yield* drain
     }
   })
