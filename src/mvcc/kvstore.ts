@@ -47,7 +47,7 @@ import { deleteRangeRequestSize, internalRaftRequestSize, putRequestSize, txnReq
 import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
 import { keyString } from "./key-string.js"
 import { TreeIndex } from "./tree-index.js"
-import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
+import { TRACE_PUT_EVENT, traceStaged, traceStamp } from "../put-event-trace.js"
 
 // ---------------------------------------------------------------------------------------------
 // configuration
@@ -250,8 +250,9 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         return Effect.zipRight(Effect.logError("mvcc: backend write threw; store stopped", e), Effect.fail(fail()))
       }
       core.headRev = rev
-      if (TRACE_PUT_EVENT) traceStamp("staged", rev)
-      pending.push({ rev, events: txn.events() })
+      const events = txn.events()
+      if (TRACE_PUT_EVENT) traceStaged(rev, events[0]?.kv.value)
+      pending.push({ rev, events })
       try {
         txn.applyLessorOps()
       } catch (e) {
