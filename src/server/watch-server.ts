@@ -29,7 +29,7 @@
  * modRevision-1, for every event that is not a create.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Cause, type Chunk, Deferred, Duration, Effect, Exit, Runtime, type Scope } from "effect"
+import { Cause, type Chunk, Deferred, Duration, Effect, Exit, type Fiber, FiberId, Runtime, type Scope } from "effect"
 import { EtcdError, Errors } from "../errors.js"
 import { isCreate } from "../mvcc/key-value.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
@@ -409,6 +409,8 @@ export const serverWatchStream = (
     let backlog: Array<WatchRequest> = []
     let next = 0
     let inboundEnded = false
+    /** a request whose Effect went async; interrupted if the stream ends first */
+    let waiting: Fiber.RuntimeFiber<void> | undefined
     /** false when the request's Effect failed (the stream is ending) */
     const handled = (exit: Exit.Exit<void>): boolean => {
       if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return true
@@ -433,7 +435,9 @@ export const serverWatchStream = (
               continue
             }
             recvHolds++
+            waiting = fiber
             fiber.addObserver((exit) => {
+              waiting = undefined
               recvHolds--
               if (handled(exit)) recv()
             })
@@ -469,6 +473,7 @@ export const serverWatchStream = (
         call.removeListener("error", onError)
         if (ticker !== undefined) clearTimeout(ticker)
         ticker = undefined
+        waiting?.unsafeInterruptAsFork(FiberId.none)
       })
     )
     recv()
