@@ -11,7 +11,7 @@
  * request and every later one fail with "etcdserver: server stopped" instead of serving diverged
  * state.
  */
-import { Context, Deferred, Effect, FiberId, Layer, Queue, type Scope } from "effect"
+import { Context, Deferred, Effect, Exit, FiberId, Layer, Queue, type Scope } from "effect"
 import { Backend, type BackendError, type BackendShape, type WriteOp } from "../backend/backend.js"
 import { EtcdError, Errors } from "../errors.js"
 import { applyDeleteRange, applyPut, applyRange, applyTxnOps, isTxnReadonly, prepareTxn } from "./apply.js"
@@ -301,12 +301,19 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
 
     const tooLarge = (size: number): boolean => internalRaftRequestSize(size) > maxRequestBytes
 
-    const range = (req: RangeRequest): Effect.Effect<RangeResponse, EtcdError> =>
-      Effect.suspend(() => {
-        const e = checkRangeRequest(req)
-        if (e !== undefined) return Effect.fail(e)
-        return read((view) => applyRange(view, req))
-      })
+    const rangeNow = (req: RangeRequest): Exit.Exit<RangeResponse, EtcdError> => {
+      const e = checkRangeRequest(req)
+      if (e !== undefined) return Exit.fail(e)
+      if (stopped !== undefined) return Exit.fail(stopped)
+      try {
+        return Exit.succeed(applyRange(new TxnRead(core, core.committedRev, core.compactMainRev), req))
+      } catch (e) {
+        if (e instanceof EtcdError) return Exit.fail(e)
+        return Exit.die(e)
+      }
+    }
+
+    const range = (req: RangeRequest): Effect.Effect<RangeResponse, EtcdError> => Effect.suspend(() => rangeNow(req))
 
     const put = (req: PutRequest): Effect.Effect<PutResponse, EtcdError> =>
       Effect.suspend(() => {
@@ -486,6 +493,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       rev: () => core.committedRev,
       compactRevision: () => core.compactMainRev,
       range,
+      rangeNow,
       put,
       deleteRange,
       txn,

@@ -200,7 +200,15 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
           if (status === undefined) callback(null, (exit as Exit.Success<any, EtcdError>).value)
           else callback(serviceError(status))
         }
-        const fiber = runFork(Effect.suspend(() => f(call.request, call)))
+        let effect: Effect.Effect<unknown, EtcdError>
+        try {
+          effect = f(call.request, call)
+        } catch (e) {
+          effect = Exit.die(e)
+        }
+        // a handler that answered with a plain Exit (a read): no fiber at all
+        if (Exit.isExit(effect)) return answer(effect as Exit.Exit<unknown, EtcdError>)
+        const fiber = runFork(effect)
         const done = fiber.unsafePoll()
         if (done !== null) return answer(done)
         // slow path: the handler went async

@@ -108,6 +108,19 @@ describe("CallRunner unary fast path (the handler ends without going async)", ()
     await t.close()
   })
 
+  it("a handler that answers with a plain Exit (a read) is answered the same way, with no fiber", async () => {
+    const t = await setup()
+    const ok = t.invoke("Range", () => Exit.succeed("kv"))
+    const refused = t.invoke("Range", () => Exit.fail(Errors.futureRev()))
+    expect(ok.answers).toEqual([{ error: null, value: "kv" }])
+    expect(refused.answers).toEqual([{ error: { code: Errors.futureRev().code, details: Errors.futureRev().message } }])
+    expect(t.counted.filter(([, c]) => c !== "start")).toEqual([
+      ["Range", GrpcCode.OK],
+      ["Range", Errors.futureRev().code]
+    ])
+    await t.close()
+  })
+
   it("a body etcd cannot decode is refused with Internal, the handler never runs", async () => {
     const t = await setup()
     let ran = false
