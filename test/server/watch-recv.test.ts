@@ -7,7 +7,7 @@
  * waits a few ms for keys under "slow/" (as an auth lookup that went async would).
  */
 import * as grpc from "@grpc/grpc-js"
-import { Effect, Exit, Scope } from "effect"
+import { Effect, Exit, type Fiber, Scope, Supervisor } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { MvccStoreShape } from "../../src/mvcc/kv.js"
 import { serviceDefinition } from "../../src/proto/load.js"
@@ -48,12 +48,15 @@ describe("Watch stream recv", () => {
   let member: Awaited<ReturnType<typeof startMember>> | undefined
   const scope = Effect.runSync(Scope.make())
   const streams: Array<RawWatch> = []
+  /** every fiber the runner starts (the server's runtime is supervised by it) */
+  let fibers: Supervisor.Supervisor<Array<Fiber.RuntimeFiber<unknown, unknown>>>
 
   beforeAll(async () => {
     member = await startMember()
     store = member.store
     const watchable = member.watchable
-    const runner = await Effect.runPromise(Scope.extend(makeCallRunner(), scope))
+    fibers = await Effect.runPromise(Supervisor.track)
+    const runner = await Effect.runPromise(Scope.extend(makeCallRunner(), scope).pipe(Effect.supervised(fibers)))
     const deps = {
       watchable: { ...watchable, newWatchStream: Effect.map(watchable.newWatchStream, slowWatch) },
       store,
@@ -107,5 +110,20 @@ describe("Watch stream recv", () => {
     w.call.end()
     await Effect.runPromise(store.put({ key: b("fast/e"), value: b("z") }))
     await eventually(() => w.responses.some((r) => r.events?.length > 0), 5000, "the event after half-close")
+  })
+
+  it("an idle stream is one fiber: the call's", async () => {
+    const live0 = (await Effect.runPromise(fibers.value)).length
+    const idle = Array.from({ length: 20 }, () => new RawWatch(endpoint))
+    streams.push(...idle)
+    idle.forEach((w, i) => w.create({ key: b(`idle/${i}`), progress_notify: true }))
+    for (const w of idle) await w.waitFor(1)
+    expect((await Effect.runPromise(fibers.value)).length - live0).toBe(20)
+    for (const w of idle) w.close()
+    await eventually(
+      async () => (await Effect.runPromise(fibers.value)).length === live0,
+      5000,
+      "the streams' fibers gone"
+    )
   })
 })
