@@ -41,6 +41,7 @@ import { compareBytes, SortedBucket } from "./sorted-bucket.js"
 import { MAX_KEY_BYTES, validateOps } from "./validate.js"
 import { DEFAULT_SEGMENT_BYTES, nodeWalIo, readWal, WalCorrupt, type WalIo, WalWriter } from "./wal.js"
 import { encodeRecord } from "./wal-record.js"
+import { TRACE_PUT_EVENT, traceApply, traceDurable, traceNow } from "../put-event-trace.js"
 
 export interface LmdbOptions {
   /** the data dir (etcd's --data-dir); created when missing */
@@ -341,10 +342,12 @@ const makeCore = (options: CoreOptions) => {
       return
     }
     walGroup = group
+    const startedAt = TRACE_PUT_EVENT ? traceNow() : 0
     try {
-      writer.append(records, bytes, first, last, (err) =>
-        err === undefined ? onWalDurable(group, last) : onWalFailed(group, err)
-      )
+      writer.append(records, bytes, first, last, (err) => {
+        if (TRACE_PUT_EVENT && err === undefined) traceDurable(startedAt)
+        return err === undefined ? onWalDurable(group, last) : onWalFailed(group, err)
+      })
     } catch (e) {
       onWalFailed(group, e)
     }
@@ -424,8 +427,12 @@ const makeCore = (options: CoreOptions) => {
       onApplyFailed(group, e)
       return
     }
+    const startedAt = TRACE_PUT_EVENT ? traceNow() : 0
     done.then(
-      () => onApplied(group, mark),
+      () => {
+        if (TRACE_PUT_EVENT) traceApply(startedAt)
+        onApplied(group, mark)
+      },
       (e: unknown) => onApplyFailed(group, e)
     )
   }

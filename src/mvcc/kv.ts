@@ -6,7 +6,7 @@
  * Request and response shapes follow etcdserverpb (rpc.proto) field for field, in camelCase, with
  * revisions as numbers and lease ids as bigint. `kvstore.ts` implements it; `layer` there builds it.
  */
-import { Context, type Effect, type Scope } from "effect"
+import { Context, type Effect, type Exit, type Scope } from "effect"
 import type { WriteOp } from "../backend/backend.js"
 import type { EtcdError } from "../errors.js"
 import type { Event, KeyValue } from "./key-value.js"
@@ -134,6 +134,11 @@ export interface MvccStoreShape {
   readonly compactRevision: () => number
 
   readonly range: (req: RangeRequest) => Effect.Effect<RangeResponse, EtcdError>
+  /**
+   * `range` answered now, as a plain Exit: a Range never waits (it reads the committed state), so
+   * the server's unary fast path runs it without an Effect to interpret (server/grpc-bridge.ts).
+   */
+  readonly rangeNow: (req: RangeRequest) => Exit.Exit<RangeResponse, EtcdError>
   readonly put: (req: PutRequest) => Effect.Effect<PutResponse, EtcdError>
   readonly deleteRange: (req: DeleteRangeRequest) => Effect.Effect<DeleteRangeResponse, EtcdError>
   readonly txn: (req: TxnRequest) => Effect.Effect<TxnResponse, EtcdError>

@@ -11,7 +11,7 @@
  * request and every later one fail with "etcdserver: server stopped" instead of serving diverged
  * state.
  */
-import { Context, Deferred, Effect, FiberId, Layer, Queue, type Scope } from "effect"
+import { Context, Deferred, Effect, Exit, FiberId, Layer, Queue, type Scope } from "effect"
 import { Backend, type BackendError, type BackendShape, type WriteOp } from "../backend/backend.js"
 import { EtcdError, Errors } from "../errors.js"
 import { applyDeleteRange, applyPut, applyRange, applyTxnOps, isTxnReadonly, prepareTxn } from "./apply.js"
@@ -47,6 +47,7 @@ import { deleteRangeRequestSize, internalRaftRequestSize, putRequestSize, txnReq
 import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
 import { keyString } from "./key-string.js"
 import { TreeIndex } from "./tree-index.js"
+import { TRACE_PUT_EVENT, traceStaged, traceStamp } from "../put-event-trace.js"
 
 // ---------------------------------------------------------------------------------------------
 // configuration
@@ -188,6 +189,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       while (pending.length > 0 && pending[0]!.rev <= r) {
         const p = pending.shift()!
         core.committedRev = p.rev
+        if (TRACE_PUT_EVENT) traceStamp("committed", p.rev)
         for (const listener of listeners) {
           try {
             listener(p.rev, p.events)
@@ -248,7 +250,9 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         return Effect.zipRight(Effect.logError("mvcc: backend write threw; store stopped", e), Effect.fail(fail()))
       }
       core.headRev = rev
-      pending.push({ rev, events: txn.events() })
+      const events = txn.events()
+      if (TRACE_PUT_EVENT) traceStaged(rev, events[0]?.kv.value)
+      pending.push({ rev, events })
       try {
         txn.applyLessorOps()
       } catch (e) {
@@ -297,12 +301,19 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
 
     const tooLarge = (size: number): boolean => internalRaftRequestSize(size) > maxRequestBytes
 
-    const range = (req: RangeRequest): Effect.Effect<RangeResponse, EtcdError> =>
-      Effect.suspend(() => {
-        const e = checkRangeRequest(req)
-        if (e !== undefined) return Effect.fail(e)
-        return read((view) => applyRange(view, req))
-      })
+    const rangeNow = (req: RangeRequest): Exit.Exit<RangeResponse, EtcdError> => {
+      const e = checkRangeRequest(req)
+      if (e !== undefined) return Exit.fail(e)
+      if (stopped !== undefined) return Exit.fail(stopped)
+      try {
+        return Exit.succeed(applyRange(new TxnRead(core, core.committedRev, core.compactMainRev), req))
+      } catch (e) {
+        if (e instanceof EtcdError) return Exit.fail(e)
+        return Exit.die(e)
+      }
+    }
+
+    const range = (req: RangeRequest): Effect.Effect<RangeResponse, EtcdError> => Effect.suspend(() => rangeNow(req))
 
     const put = (req: PutRequest): Effect.Effect<PutResponse, EtcdError> =>
       Effect.suspend(() => {
@@ -482,6 +493,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       rev: () => core.committedRev,
       compactRevision: () => core.compactMainRev,
       range,
+      rangeNow,
       put,
       deleteRange,
       txn,

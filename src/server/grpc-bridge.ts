@@ -1,5 +1,6 @@
 /**
- * grpc-js ↔ Effect: every call is a fiber in the server's FiberSet runtime.
+ * grpc-js ↔ Effect: every stream is a fiber in the server's FiberSet runtime; a unary call is one
+ * only while it waits (the fast path: `unary` below).
  *
  * - Client cancel and deadline → the call's fiber is interrupted, which replaces Go's ctx.Done().
  *   grpc-js emits 'cancelled' when the client resets the stream, but not when the deadline passes:
@@ -21,7 +22,7 @@
  *   ends past its deadline as DeadlineExceeded (what grpc-js has answered by then).
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, type Scope } from "effect"
+import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, Runtime, type Scope } from "effect"
 import { EtcdError, Errors, GrpcCode } from "../errors.js"
 import { MalformedRequest } from "./unmarshal-check.js"
 
@@ -145,7 +146,11 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
   Effect.gen(function* () {
     const unarySet = yield* FiberSet.make<unknown, unknown>()
     const streamSet = yield* FiberSet.make<unknown, unknown>()
-    const runUnary = yield* FiberSet.runtime(unarySet)<never>()
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    /** Logs a unary handler's defect (a bug) with the method name, on the server's runtime (its logger). */
+    const logDefect = (method: string, cause: Cause.Cause<unknown>): void => {
+      runFork(Effect.logError(`${method}: handler defect`, cause))
+    }
     const runStream = yield* FiberSet.runtime(streamSet)<never>()
     let closing = false
 
@@ -162,6 +167,15 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
       }
     }
 
+    /**
+     * The unary fast path: the handler's Effect starts at once on the server's runtime and, when it
+     * ends without going async (reads, failed checks), is answered in the same tick — no FiberSet
+     * entry, no 'cancelled' listener, no deadline timer, no observer. Only a call that suspends
+     * (a write's durability wait) is tracked as the slow path: it joins the unary FiberSet (so
+     * shutdown's grace and interruption apply) and gets its cancel/deadline link. A call that
+     * finished synchronously cannot have been interrupted: the checks at the end (dropped, past its
+     * deadline) are the same either way.
+     */
     const unary: CallRunner["unary"] = (method, f) => {
       const m = metrics.method(method)
       return (call, callback) => {
@@ -175,16 +189,34 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
           m.onEnd(GrpcCode.Internal)
           return callback({ code: GrpcCode.Internal, details: (call.request as unknown as MalformedRequest).message })
         }
-        const fiber = runUnary(logDefects(method)(Effect.suspend(() => f(call.request, call))))
-        const unlink = linkCancel(call, fiber)
-        fiber.addObserver((exit) => {
-          unlink()
+        const answer = (exit: Exit.Exit<unknown, EtcdError>): void => {
           const status = Exit.isSuccess(exit) ? undefined : causeToStatus(exit.cause)
+          if (status !== undefined && Cause.isDie((exit as Exit.Failure<unknown, EtcdError>).cause)) {
+            logDefect(method, (exit as Exit.Failure<unknown, EtcdError>).cause)
+          }
           m.onEnd(countedCode(call, status === undefined ? GrpcCode.OK : status.code))
           // dropped by the client, or past its deadline (grpc-js has answered DEADLINE_EXCEEDED)
           if (call.cancelled || deadlinePassed(call)) return
-          if (Exit.isSuccess(exit)) callback(null, exit.value)
-          else callback(serviceError(status!))
+          if (status === undefined) callback(null, (exit as Exit.Success<any, EtcdError>).value)
+          else callback(serviceError(status))
+        }
+        let effect: Effect.Effect<unknown, EtcdError>
+        try {
+          effect = f(call.request, call)
+        } catch (e) {
+          effect = Exit.die(e)
+        }
+        // a handler that answered with a plain Exit (a read): no fiber at all
+        if (Exit.isExit(effect)) return answer(effect as Exit.Exit<unknown, EtcdError>)
+        const fiber = runFork(effect)
+        const done = fiber.unsafePoll()
+        if (done !== null) return answer(done)
+        // slow path: the handler went async
+        FiberSet.unsafeAdd(unarySet, fiber)
+        const unlink = linkCancel(call, fiber)
+        fiber.addObserver((exit) => {
+          unlink()
+          answer(exit)
         })
       }
     }
@@ -277,36 +309,42 @@ export class StreamReadError {
 }
 
 /**
+ * Takes every message buffered now (a batch, never empty), synchronously: `null` at the end of the
+ * inbound side (half-close, or the call torn down), `undefined` when nothing is buffered yet (wait
+ * for 'readable'), an EtcdError (grpc-go's Recv refusal) for a message etcd could not decode — a
+ * refused message read after others ends the batch and is answered on the next take.
+ */
+export const takeBatch = <A>(source: MessageSource<A>): Array<A> | null | undefined | EtcdError => {
+  const refused = malformedAhead.get(source)
+  if (refused !== undefined) return refusalError(refused)
+  let out: Array<A> | undefined
+  for (;;) {
+    const m = source.read()
+    if (m === null) break
+    if ((m as unknown) instanceof MalformedRequest) {
+      if (out === undefined) return refusalError(m as unknown as MalformedRequest)
+      malformedAhead.set(source, m as unknown as MalformedRequest)
+      break
+    }
+    ;(out ??= []).push(m)
+  }
+  if (out !== undefined) return out
+  if (source.readableEnded || source.destroyed) return null
+  return undefined
+}
+
+const refusalError = (r: MalformedRequest): EtcdError =>
+  new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) })
+
+/**
  * Waits for the next messages and takes every one buffered (a batch, never empty), or `null` at the
  * end of the inbound side: half-close, or the call torn down. Pull-based: not reading leaves the
  * client throttled by HTTP/2 flow control.
  */
 export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> | null, StreamReadError | EtcdError> =>
   Effect.async<Array<A> | null, StreamReadError | EtcdError>((resume) => {
-    /** a message etcd could not decode ends the batch; the call ends with it on the next read */
-    const take = (): Array<A> | null | undefined | MalformedRequest => {
-      const refused = malformedAhead.get(source)
-      if (refused !== undefined) return refused
-      let out: Array<A> | undefined
-      for (;;) {
-        const m = source.read()
-        if (m === null) break
-        if ((m as unknown) instanceof MalformedRequest) {
-          if (out === undefined) return m as unknown as MalformedRequest
-          malformedAhead.set(source, m as unknown as MalformedRequest)
-          break
-        }
-        ;(out ??= []).push(m)
-      }
-      if (out !== undefined) return out
-      if (source.readableEnded || source.destroyed) return null
-      return undefined
-    }
-    const answer = (r: Array<A> | null | MalformedRequest) =>
-      r instanceof MalformedRequest
-        ? Effect.fail(new EtcdError({ code: GrpcCode.Internal, message: streamRefusal(r.message) }))
-        : Effect.succeed(r)
-    const first = take()
+    const answer = (r: Array<A> | null | EtcdError) => (r instanceof EtcdError ? Effect.fail(r) : Effect.succeed(r))
+    const first = takeBatch(source)
     if (first !== undefined) {
       resume(answer(first))
       return
@@ -318,7 +356,7 @@ export const readBatch = <A>(source: MessageSource<A>): Effect.Effect<Array<A> |
       source.removeListener("error", onError)
     }
     const onReadable = () => {
-      const r = take()
+      const r = takeBatch(source)
       if (r === undefined) return
       cleanup()
       resume(answer(r))

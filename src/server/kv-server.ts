@@ -6,7 +6,7 @@
  * order (its gRPC layer checks the request before the server reads the token). Compact checks no permission (etcd
  * 3.4 does not), but a bad token still fails it.
  */
-import { Effect } from "effect"
+import { Effect, Exit } from "effect"
 import type { EtcdError } from "../errors.js"
 import type { LessorShape } from "../lease/lessor.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
@@ -54,11 +54,12 @@ export const makeKvService = (
   return {
     Range: runner.unary("Range", (req, call) => {
       const r = rangeRequest(req)
+      // the fast path's plain Exit: no Effect to run (grpc-bridge.ts)
+      if (!needsAuth(guard, call)) return Exit.map(store.rangeNow(r), (res) => rangeResponse(header, res))
       const run = Effect.map(
         Effect.suspend(() => store.range(r)),
         (res) => rangeResponse(header, res)
       )
-      if (!needsAuth(guard, call)) return run
       return Effect.zipRight(invalid(checkRangeRequest(r)), authInfoGrpc(guard, call)).pipe(
         Effect.flatMap((ai) => check(checkRange(auth, ai, r))),
         Effect.zipRight(run)

@@ -1,34 +1,35 @@
 /**
  * The Watch service: etcd's serverWatchStream (v3rpc/watch.go), one per gRPC stream.
  *
- * Fibers, all in the stream's scope (the call's fiber owns it; client cancel, deadline or server
- * shutdown interrupts them all and closes the mvcc WatchStream, cancelling its watchers):
- * - recv: reads requests. Create → WatchStream.watch, then a created (or created+canceled)
- *   control response; cancel → WatchStream.cancel, then a canceled response (an unknown id gets
- *   none); progress → RequestProgressAll. The end of the inbound side (client half-close) ends
- *   only this fiber: the stream keeps serving until the client cancels it, as etcd's does.
- * - send: the ONLY writer to the call. It drains one inbox of control responses, event batches
- *   and progress ticks (Go's `select` over ctrlStream, the watch channel and the ticker) with
- *   `takeAll`, turns a batch into wire responses in one synchronous pass, and writes them with
- *   one wait for 'drain' per batch.
- * - channel pump: moves the WatchStream's channel into the inbox one `takeAll` batch at a time,
- *   and takes the next batch only after the send fiber wrote the previous one. So the channel
- *   (chanBufLen 128) stays the only buffer: a slow client fills it and its watchers become victims,
- *   as in etcd, instead of piling responses up here.
- * - ticker (only once a watcher asked for progress_notify): a Tick every interval, with a jitter
- *   of up to a tenth of it drawn once per stream.
+ * One fiber per stream — the call's own (client cancel, deadline or server shutdown interrupts it,
+ * and closing its scope closes the mvcc WatchStream, cancelling its watchers). etcd's four
+ * goroutines (recvLoop, sendLoop, the channel and ctrlStream between them, the progress ticker)
+ * become:
+ * - recv: a 'readable' callback that reads the requests buffered and handles them in order.
+ *   Create → WatchStream.watch, then a created (or created+canceled) control response; cancel →
+ *   WatchStream.cancel, then a canceled response (an unknown id gets none); progress →
+ *   RequestProgressAll. A control response is written at once (etcd's ctrlStream, without the
+ *   queue); when the stream's buffer is full, recv stops reading until 'drain' (as a full
+ *   ctrlStream blocks etcd's recvLoop). The end of the inbound side (client half-close) ends only
+ *   the reading: the stream keeps serving until the client cancels it, as etcd's does.
+ * - send: the call's fiber takes the WatchStream's channel with `takeAll` (the pump, folded in),
+ *   turns a batch into wire responses in one synchronous pass, and writes it with one wait for
+ *   'drain' per batch before it takes the next. So the channel (chanBufLen 128) stays the only
+ *   buffer: a slow client fills it and its watchers become victims, as in etcd.
+ * - ticker (only once a watcher asked for progress_notify): a timer every interval, with a jitter
+ *   of up to a tenth of it drawn once per stream, that asks for the quiet watchers' progress.
  *
- * Supervision: the stream's fibers end with it. A defect in any of them ends the stream (Internal,
- * one error log line) and cancels its watchers; see `supervised` below.
+ * Supervision: a defect in recv, the channel take ("pump"), send or the ticker ends the stream
+ * (Internal, one error log line) and cancels its watchers; see `end` below.
  *
- * Rules of the send fiber (etcd's server/etcdserver/api/v3rpc/watch.go, sendLoop): a response for an id whose created response is
+ * Rules of the writes (etcd's server/etcdserver/api/v3rpc/watch.go, sendLoop): a response for an id whose created response is
  * not out yet waits in `pending` and is flushed right after it; after an id's cancel response
  * nothing more is sent for it (what is left of it is dropped); a response for watch id -1
  * (requested progress) is never held. prev_kv is looked up at send time: the key's KeyValue at
  * modRevision-1, for every event that is not a create.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Cause, type Chunk, Deferred, Duration, Effect, Exit, Mailbox, Random, type Scope } from "effect"
+import { Cause, type Chunk, Deferred, Duration, Effect, Exit, type Fiber, FiberId, Runtime, type Scope } from "effect"
 import { EtcdError, Errors } from "../errors.js"
 import { isCreate } from "../mvcc/key-value.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
@@ -38,7 +39,7 @@ import type { WatchableStoreShape } from "../watch/watchable-store.js"
 import type { WatchStream } from "../watch/watch-stream.js"
 import { type FilterType, toWatchId, type WatchId, type WatchResponse } from "../watch/watcher.js"
 import { serviceDefinition } from "../proto/load.js"
-import { type CallRunner, readBatch } from "./grpc-bridge.js"
+import { type CallRunner, takeBatch } from "./grpc-bridge.js"
 import { statusText } from "../auth/errors.js"
 import { type AuthGuard, authInfoOf, type CallWithMetadata, needsAuth } from "./auth-guard.js"
 import { frameSink } from "./grpc-raw-writer.js"
@@ -46,10 +47,9 @@ import type { MakeHeader } from "./header.js"
 import { eventToPb, toNumber } from "./kv-pb.js"
 import { fragmentResponse, GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { FrameWriter, type PrevKvLookup, WatchResponseEncoder } from "./watch-wire.js"
+import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
 import { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL } from "./config.js"
 
-/** etcd's ctrlStreamBufLen: control responses the recv side may queue ahead of the send side. */
-export const CTRL_STREAM_BUF_LEN = 16
 export { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL }
 
 /** The id of a response that belongs to no single watcher (requested progress). */
@@ -94,15 +94,8 @@ export interface WatchServerDeps {
   readonly guard?: AuthGuard | undefined
 }
 
-type InboxItem =
-  | { readonly _tag: "Ctrl"; readonly response: WatchResponseInit; readonly id: WatchId; readonly kind: CtrlKind }
-  | { readonly _tag: "Events"; readonly batch: Chunk.Chunk<WatchResponse>; readonly done: boolean }
-  | { readonly _tag: "Tick" }
-
 /** created: a watch announced; canceled: a cancel ack; failed: a create that failed (id -1). */
 type CtrlKind = "created" | "canceled" | "failed"
-
-const TICK: InboxItem = { _tag: "Tick" }
 
 /** proto-loader's WatchResponse encoder, for the rare responses built as objects. */
 const serializeWatchResponse = (() => {
@@ -264,42 +257,66 @@ export const serverWatchStream = (
 ): Effect.Effect<void, EtcdError, Scope.Scope> =>
   Effect.gen(function* () {
     const { header, store } = deps
-    const scope = yield* Effect.scope
     const ws: WatchStream = yield* deps.watchable.newWatchStream
-    const inbox = yield* Mailbox.make<InboxItem>({ capacity: CTRL_STREAM_BUF_LEN, strategy: "suspend" })
     const state = new StreamState(ws, store, header, deps.config.maxRequestBytes + GRPC_OVERHEAD_BYTES)
-    /** open while the send fiber may take the next batch of the watch channel */
-    const channelReady: Effect.Latch = yield* Effect.makeLatch(true)
-    const ended = yield* Deferred.make<void, EtcdError>()
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const interval = Duration.toMillis(progressInterval(deps.config.progressNotifyInterval))
-    let tickerStarted = false
-
-    const ctrl = (id: WatchId, kind: CtrlKind, response: WatchResponseInit) =>
-      inbox.offer({ _tag: "Ctrl", id, kind, response })
+    const sink = frameSink(call)
+    const out = new FrameWriter()
+    /** the stream's end, decided outside the send loop (recv, ticker): wakes a send loop waiting for 'drain' */
+    const ended = yield* Deferred.make<never, EtcdError>()
+    let endCause: Cause.Cause<EtcdError> | undefined
 
     /**
-     * Supervision: recv, pump, send and the ticker end only with the stream (interrupted by its scope) or
-     * through `ended`. Any other exit of one of them — a defect, above all — ends the whole
-     * stream with it: the call's fiber fails, so the bridge logs it once at error level and
-     * answers Internal (a defect's status, as grpc-go's recovery interceptor answers a handler
-     * panic; clientv3 treats Internal as transient and resumes its watches on a new stream), and
-     * closing the call's scope closes the mvcc WatchStream, so its watchers leave the store
-     * (synced, unsynced or victims) instead of being retried for a stream nobody sends on.
+     * Supervision: a failure or defect of recv or the ticker (callbacks, not fibers) ends the stream
+     * through `end`: the mvcc WatchStream is closed at once (its watchers leave the store and its
+     * channel ends, so the send loop stops) and the call's fiber fails with the cause — for a defect
+     * a WatchStreamDefect, so the bridge logs it once at error level and answers Internal (a defect's
+     * status, as grpc-go's recovery interceptor answers a handler panic; clientv3 treats Internal as
+     * transient and resumes its watches on a new stream). A defect of the send loop (or of the
+     * channel take, "pump") fails the call's fiber the same way.
      */
-    const supervised = (name: string, loop: Effect.Effect<unknown>) =>
-      Effect.onExit(loop, (exit) =>
-        Exit.isFailure(exit) && !Cause.isInterruptedOnly(exit.cause)
-          ? Deferred.failCause(ended, Cause.die(new WatchStreamDefect(name, Cause.squash(exit.cause))))
-          : Effect.void
-      )
+    const end = (cause: Cause.Cause<EtcdError>): void => {
+      if (endCause !== undefined) return
+      endCause = cause
+      Deferred.unsafeDone(ended, Exit.failCause(cause))
+      Effect.runSync(ws.close)
+    }
+    const defect = (part: string, cause: unknown): Cause.Cause<never> => Cause.die(new WatchStreamDefect(part, cause))
 
-    const ticker = Effect.gen(function* () {
-      const jitter = yield* Random.nextIntBetween(0, Math.max(1, Math.floor(interval / 10)))
-      while (true) {
-        yield* Effect.sleep(Duration.millis(interval + jitter))
-        yield* inbox.offer(TICK)
+    // ---- control responses: written at once by recv, the send loop's only other writer ------
+    /** reasons recv waits (a request's Effect went async, the stream's buffer is full) */
+    let recvHolds = 0
+    const hold = (wait: Effect.Effect<unknown>): void => {
+      recvHolds++
+      runFork(wait).addObserver(() => {
+        recvHolds--
+        recv()
+      })
+    }
+
+    const ctrl = (id: WatchId, kind: CtrlKind, response: WatchResponseInit): Effect.Effect<void> =>
+      Effect.sync(() => {
+        state.onCtrl(id, kind, response, out)
+        // like etcd's ctrlStream filling up: recv stops reading until the client takes what was sent
+        if (sink.write(out)) hold(sink.drain)
+      })
+
+    // ---- progress ticker: a timer, started once a watcher asks for progress_notify ----------
+    let ticker: ReturnType<typeof setTimeout> | undefined
+    const startTicker = (): void => {
+      if (ticker !== undefined) return
+      const jitter = Math.floor(Math.random() * Math.max(1, Math.floor(interval / 10)))
+      const tick = () => {
+        try {
+          for (const id of state.onTick()) Effect.runSync(ws.requestProgress(id))
+          ticker = setTimeout(tick, interval + jitter)
+        } catch (e) {
+          end(defect("ticker", e))
+        }
       }
-    })
+      ticker = setTimeout(tick, interval + jitter)
+    }
 
     const create = (c: WatchCreateRequest): Effect.Effect<void> =>
       Effect.flatMap(watchDenied(deps.guard, call, c), (denied) => {
@@ -347,10 +364,8 @@ export const serverWatchStream = (
                 if (c.fragment) state.fragment.add(id)
                 const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), created: true }
                 if (id !== 0) response.watch_id = id
-                const announce = ctrl(id, "created", response)
-                if (!c.progress_notify || tickerStarted) return announce
-                tickerStarted = true
-                return Effect.zipRight(Effect.forkIn(supervised("ticker", ticker), scope), announce)
+                if (c.progress_notify) startTicker()
+                return ctrl(id, "created", response)
               }
             })
           )
@@ -390,66 +405,95 @@ export const serverWatchStream = (
       }
     }
 
-    const recvLoop = Effect.gen(function* () {
-      while (true) {
-        const batch = yield* readBatch(call)
-        // End of the inbound side: the stream keeps serving until the client cancels it.
-        if (batch === null) return
-        for (const req of batch) yield* handle(req)
-      }
-    }).pipe(
-      // a request etcd cannot decode ends the stream with grpc-go's INTERNAL status; a broken read, canceled
-      Effect.catchAll((e) => Deferred.fail(ended, e instanceof EtcdError ? e : Errors.watchCanceled()))
-    )
-
-    const pump = Effect.gen(function* () {
-      while (true) {
-        yield* channelReady.await
-        channelReady.unsafeClose()
-        const [batch, done] = yield* ws.takeAll
-        yield* inbox.offer({ _tag: "Events", batch, done })
-        if (done) return
-      }
-    })
-
-    const sink = frameSink(call)
-    const out = new FrameWriter()
-    const sendLoop = Effect.gen(function* () {
-      while (true) {
-        const [items] = yield* inbox.takeAll
-        let channelBatch = false
-        let channelDone = false
-        let progressIds: Array<WatchId> | undefined
-        for (const item of items) {
-          switch (item._tag) {
-            case "Ctrl":
-              state.onCtrl(item.id, item.kind, item.response, out)
-              break
-            case "Events":
-              channelBatch = true
-              if (item.done) channelDone = true
-              state.onEvents(item.batch, out)
-              break
-            case "Tick":
-              for (const id of state.onTick()) (progressIds ??= []).push(id)
-              break
+    // ---- recv: a 'readable' callback, requests handled in order -----------------------------
+    let backlog: Array<WatchRequest> = []
+    let next = 0
+    let inboundEnded = false
+    /** a request whose Effect went async; interrupted if the stream ends first */
+    let waiting: Fiber.RuntimeFiber<void> | undefined
+    /** false when the request's Effect failed (the stream is ending) */
+    const handled = (exit: Exit.Exit<void>): boolean => {
+      if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return true
+      end(defect("recv", Cause.squash(exit.cause)))
+      return false
+    }
+    /**
+     * Reads and handles requests until none is buffered. Each request's Effect runs at once and is
+     * synchronous in practice; one that goes async holds the next ones (and the reading: the
+     * client is throttled by HTTP/2 flow control) until it is done. The end of the inbound side
+     * (client half-close) ends only the reading: the stream keeps serving until the client
+     * cancels it, as etcd's does.
+     */
+    const recv = (): void => {
+      try {
+        while (recvHolds === 0 && endCause === undefined) {
+          if (next < backlog.length) {
+            const fiber = runFork(handle(backlog[next++]!))
+            const exit = fiber.unsafePoll()
+            if (exit !== null) {
+              if (!handled(exit)) return
+              continue
+            }
+            recvHolds++
+            waiting = fiber
+            fiber.addObserver((exit) => {
+              waiting = undefined
+              recvHolds--
+              if (handled(exit)) recv()
+            })
+            return
           }
+          if (inboundEnded) return
+          const batch = takeBatch(call)
+          if (batch === undefined) return
+          if (batch === null) {
+            inboundEnded = true
+            return
+          }
+          // a request etcd cannot decode ends the stream with grpc-go's INTERNAL status
+          if (batch instanceof EtcdError) return end(Cause.fail(batch))
+          backlog = batch
+          next = 0
         }
-        // the whole batch in a few large writes; wait for 'drain' once when the stream's buffer is full
-        if (out.count > 0 && sink.write(out)) yield* sink.drain
-        if (channelDone) {
-          // the watch stream was closed under us: the server is stopping
-          return yield* Deferred.fail(ended, Errors.stopped())
-        }
-        if (channelBatch) channelReady.unsafeOpen()
-        if (progressIds !== undefined) {
-          for (const id of progressIds) yield* ws.requestProgress(id)
-        }
+      } catch (e) {
+        end(defect("recv", e))
       }
-    })
+    }
+    // a broken read ends the stream as canceled
+    const onError = () => end(Cause.fail(Errors.watchCanceled()))
+    call.on("readable", recv)
+    call.on("end", recv)
+    call.on("close", recv)
+    call.on("error", onError)
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        call.removeListener("readable", recv)
+        call.removeListener("end", recv)
+        call.removeListener("close", recv)
+        call.removeListener("error", onError)
+        if (ticker !== undefined) clearTimeout(ticker)
+        ticker = undefined
+        waiting?.unsafeInterruptAsFork(FiberId.none)
+      })
+    )
+    recv()
 
-    yield* Effect.forkIn(supervised("recv", recvLoop), scope)
-    yield* Effect.forkIn(supervised("pump", pump), scope)
-    yield* Effect.forkIn(supervised("send", sendLoop), scope)
-    return yield* Deferred.await(ended)
+    // ---- send: the call's own fiber takes the watch channel and writes each batch ------------
+    const drain = Effect.raceFirst(sink.drain, Deferred.await(ended))
+    while (true) {
+      const [batch, done] = yield* Effect.catchAllDefect(ws.takeAll, (e) => Effect.failCause(defect("pump", e)))
+      if (endCause !== undefined) return yield* Effect.failCause(endCause)
+      // the watch stream was closed under us: the server is stopping
+      if (done) return yield* Effect.fail(Errors.stopped())
+      if (TRACE_PUT_EVENT) for (const r of batch) if (r.events.length > 0) traceStamp("taken", r.revision)
+      try {
+        state.onEvents(batch, out)
+      } catch (e) {
+        return yield* Effect.failCause(defect("send", e))
+      }
+      // the whole batch in a few large writes; wait for 'drain' once when the stream's buffer is full
+      const full = out.count > 0 && sink.write(out)
+      if (TRACE_PUT_EVENT) for (const r of batch) if (r.events.length > 0) traceStamp("written", r.revision)
+      if (full) yield* drain
+    }
   })

@@ -6,6 +6,7 @@
  */
 import { type Chunk, Effect, type Mailbox, Option } from "effect"
 import { isCreate, type KeyValue } from "../mvcc/key-value.js"
+import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
 import { WatchError } from "./errors.js"
 import {
   AutoWatchId,
@@ -100,6 +101,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
   offer(response: WatchResponse): boolean {
     if (!this.chan.unsafeOffer(response)) return false
     const n = response.events.length
+    if (TRACE_PUT_EVENT && n !== 0) traceStamp("offered", response.revision)
     if (n !== 0) {
       this.pending += n
       this.store.addPending(n)
