@@ -561,6 +561,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
   /** Sends what the windows allow of `s`'s queued data, then its trailers when all data is out. */
   flush(s: ServerStream): void {
     if (s.closed) return
+    if (s.outBytes > 0 && !s.headersSent) this.writeHeaders(s)
     while (s.outBytes > 0) {
       const room = Math.min(s.sendWindow, this.sendWindow, this.peerMaxFrame)
       if (room <= 0 || this.socketFull()) {
