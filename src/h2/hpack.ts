@@ -101,9 +101,13 @@ export class HpackDecoder {
    * `tableSizeLimit`: our SETTINGS_HEADER_TABLE_SIZE, what the peer's size updates may not exceed;
    * `maxHeaderListSize`: our SETTINGS_MAX_HEADER_LIST_SIZE (Infinity: none).
    */
+  private fields = 0
+
   constructor(
     private readonly tableSizeLimit: number = HEADER_TABLE_SIZE,
-    private readonly maxHeaderListSize: number = Infinity
+    private readonly maxHeaderListSize: number = Infinity,
+    /** fields in one list beyond which the list is too large too (node's maxHeaderListPairs) */
+    private readonly maxHeaderFields: number = Infinity
   ) {
     this.maxSize = tableSizeLimit
   }
@@ -113,6 +117,7 @@ export class HpackDecoder {
     const out: HeaderList = []
     this.pos = start
     this.listSize = 0
+    this.fields = 0
     this.listTooLarge = false
     let fieldsSeen = false
     while (this.pos < end) {
@@ -147,7 +152,7 @@ export class HpackDecoder {
 
   private push(out: HeaderList, name: string, value: string): void {
     this.listSize += name.length + value.length + 32
-    if (this.listSize > this.maxHeaderListSize) this.listTooLarge = true
+    if (this.listSize > this.maxHeaderListSize || ++this.fields > this.maxHeaderFields) this.listTooLarge = true
     else out.push(name, value)
   }
 

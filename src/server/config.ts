@@ -60,6 +60,12 @@ export interface ServerConfig {
    * `serve` honours its ETCD_* variable: the test suites run on both transports that way.
    */
   readonly grpcTransport: GrpcTransportName
+  /**
+   * How long a client connection may take to show it is one: the TLS handshake and protocol sniff
+   * (cmux.ts), the HTTP/2 preface and SETTINGS, the ACK of ours, and any header block once begun
+   * (the lean transport, src/server/transport/). Slowloris peers are closed after it.
+   */
+  readonly h2HandshakeTimeout: Duration.DurationInput
 }
 
 export type GrpcTransportName = "lean" | "grpc-js"
@@ -102,7 +108,8 @@ export const defaultServerConfig: ServerConfig = {
   authToken: "simple",
   authTokenTtl: 300,
   bcryptCost: 10,
-  grpcTransport: defaultGrpcTransport()
+  grpcTransport: defaultGrpcTransport(),
+  h2HandshakeTimeout: Duration.seconds(10)
 }
 
 const UNITS: Record<string, number> = {

@@ -191,7 +191,8 @@ export const layerServer = (
             grpc: acceptGrpc,
             http1: http1.accept
           },
-          addr.https ? tlsSource : undefined
+          addr.https ? tlsSource : undefined,
+          Duration.toMillis(Duration.decode(config.h2HandshakeTimeout))
         )
         listeners.push(listener)
         ports.push(listener.port)

@@ -41,6 +41,8 @@ export interface ConnectionOptions {
   readonly keepaliveTimeoutMs: number
   /** --grpc-keepalive-min-time */
   readonly pingMinTimeMs: number
+  /** the preface, the first SETTINGS and the ACK of ours, and any header block begun, must come within this */
+  readonly handshakeTimeoutMs: number
 }
 
 export interface Router {
@@ -58,7 +60,9 @@ const SMALL_WRITE = 64 * 1024
 
 export class H2ServerConnection implements FrameSink, StreamOwner {
   private readonly reader = new FrameReader(this, L.MAX_FRAME_SIZE)
-  private readonly decoder = new HpackDecoder(L.HEADER_TABLE_SIZE, L.MAX_HEADER_LIST_SIZE)
+  private readonly decoder = new HpackDecoder(L.HEADER_TABLE_SIZE, L.MAX_HEADER_LIST_SIZE, L.MAX_HEADER_FIELDS)
+  /** streams we reset ourselves lately: the client's HEADERS (trailers) on them are no error */
+  private readonly resetByUs: Array<number> = []
   readonly streams = new Map<number, ServerStream>()
   private readonly blocked = new Set<ServerStream>()
   private prefaceHave = 0
@@ -136,10 +140,11 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     this.writeFrame(FrameType.SETTINGS, 0, 0, payload)
     this.windowUpdate(0, L.CONNECTION_WINDOW - DEFAULT_WINDOW)
     this.recvWindow = L.CONNECTION_WINDOW
-    this.prefaceTimer = setTimeout(
-      () => this.connectionError(ErrorCode.SETTINGS_TIMEOUT, "no client preface and SETTINGS in time"),
-      L.PREFACE_TIMEOUT_MS
-    )
+    // slowloris: the preface, the client's SETTINGS and its ACK of ours, in time (hostile-spec 9a, 9c)
+    this.prefaceTimer = setTimeout(() => {
+      if (this.prefaceHave < PREFACE.length) this.destroy()
+      else this.connectionError(ErrorCode.SETTINGS_TIMEOUT, "no SETTINGS or SETTINGS ACK in time")
+    }, this.options.handshakeTimeoutMs)
     if (this.options.keepaliveIntervalMs > 0) {
       this.keepaliveTimer = setInterval(() => this.keepalivePing(), this.options.keepaliveIntervalMs)
     }
@@ -260,7 +265,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
         return this.maybeEnd()
       case FrameType.PRIORITY:
         if (streamId === 0) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, "PRIORITY on stream 0")
-        if (length !== 5) this.rstIdle(streamId, ErrorCode.FRAME_SIZE_ERROR)
+        if (length !== 5) throw new H2ConnectionError(ErrorCode.FRAME_SIZE_ERROR, "PRIORITY length not 5")
         return
       case FrameType.PUSH_PROMISE:
         throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, "PUSH_PROMISE from a client")
@@ -282,13 +287,14 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     if (streamId !== 0) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, "SETTINGS on a stream")
     if ((flags & Flag.ACK) !== 0) {
       if (length !== 0) throw new H2ConnectionError(ErrorCode.FRAME_SIZE_ERROR, "SETTINGS ACK with a payload")
+      this.settingsAcked = true
+      this.handshakeDone()
       return
     }
     if (length % 6 !== 0) throw new H2ConnectionError(ErrorCode.FRAME_SIZE_ERROR, "SETTINGS length not a multiple of 6")
     if (!this.settingsSeen) {
       this.settingsSeen = true
-      if (this.prefaceTimer !== undefined) clearTimeout(this.prefaceTimer)
-      this.prefaceTimer = undefined
+      this.handshakeDone()
     }
     for (let at = start; at < start + length; at += 6) {
       const id = (buf[at]! << 8) | buf[at + 1]!
@@ -315,6 +321,15 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     }
     this.control(FrameType.SETTINGS, Flag.ACK, Buffer.alloc(0))
     this.flushBlocked()
+  }
+
+  private settingsAcked = false
+
+  private handshakeDone(): void {
+    if (this.settingsSeen && this.settingsAcked && this.prefaceTimer !== undefined) {
+      clearTimeout(this.prefaceTimer)
+      this.prefaceTimer = undefined
+    }
   }
 
   private ping(flags: number, streamId: number, buf: Uint8Array, start: number, length: number): void {
@@ -400,9 +415,10 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     this.blockBytes = 0
     this.blockFrames = 0
     this.appendBlock(buf, from, to)
+    // slowloris on a header block: it holds the connection's HPACK state (hostile-spec 9b)
     this.blockTimer = setTimeout(
-      () => this.connectionError(ErrorCode.PROTOCOL_ERROR, "header block not completed in time"),
-      L.HEADER_BLOCK_TIMEOUT_MS
+      () => this.connectionError(ErrorCode.ENHANCE_YOUR_CALM, "header block not completed in time"),
+      this.options.handshakeTimeoutMs
     )
   }
 
@@ -431,16 +447,17 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
       this.remoteEnd(existing)
       return
     }
+    if (streamId % 2 === 0) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, "received an illegal stream id")
     if (streamId <= this.lastStreamId) {
-      // a stream already closed (or an even/old id): STREAM_CLOSED (RFC 9113 §5.1)
-      throw new H2ConnectionError(ErrorCode.STREAM_CLOSED, "HEADERS on a closed stream")
+      // trailers on a stream we reset ourselves are no error (RFC 9113 §5.1); any other old id is
+      if (this.resetByUs.includes(streamId)) return
+      throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, "received an illegal stream id")
     }
-    if (streamId % 2 === 0) throw new H2ConnectionError(ErrorCode.PROTOCOL_ERROR, "even stream id from a client")
     if (this.goawaySent) return this.rstIdle(streamId, ErrorCode.REFUSED_STREAM)
     this.lastStreamId = streamId
     if (this.decoder.listTooLarge) {
-      // what node:http2 does with a header list over its limit: the stream is refused, the connection lives
-      return this.rstIdle(streamId, ErrorCode.PROTOCOL_ERROR)
+      // over SETTINGS_MAX_HEADER_LIST_SIZE or 128 fields: that stream is refused (node's code), the connection lives
+      return this.rstIdle(streamId, ErrorCode.ENHANCE_YOUR_CALM)
     }
     if (this.streams.size >= this.options.maxConcurrentStreams) {
       return this.rstIdle(streamId, ErrorCode.REFUSED_STREAM)
@@ -546,6 +563,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
       block = Buffer.concat([Buffer.from([0x08, status.length]), status, block.subarray(1)])
     }
     this.writeFrame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, streamId, block)
+    if (!endStream) this.rememberReset(streamId)
     if (!endStream) this.writeFrame(FrameType.RST_STREAM, 0, streamId, u32(ErrorCode.NO_ERROR))
   }
 
@@ -603,6 +621,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
       )
       s.headersSent = true
       // the client may still be sending: grpc-go resets the stream with NO_ERROR (RFC 9113 §8.1)
+      if (!s.remoteEnded) this.rememberReset(s.id)
       if (!s.remoteEnded) this.writeFrame(FrameType.RST_STREAM, 0, s.id, u32(ErrorCode.NO_ERROR))
       this.closeStream(s)
       return
@@ -646,12 +665,19 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
 
   /** A stream error: RST_STREAM, the call cancelled; the connection lives on. */
   private streamError(s: ServerStream, code: number): void {
+    this.rememberReset(s.id)
     this.writeFrame(FrameType.RST_STREAM, 0, s.id, u32(code))
     this.closeStream(s)
     s.cancel()
   }
 
+  private rememberReset(streamId: number): void {
+    this.resetByUs.push(streamId)
+    if (this.resetByUs.length > L.RECENT_RESETS) this.resetByUs.shift()
+  }
+
   private rstIdle(streamId: number, code: number): void {
+    this.rememberReset(streamId)
     this.writeFrame(FrameType.RST_STREAM, 0, streamId, u32(code))
   }
 

@@ -41,7 +41,8 @@ const leanTransport = (config: ServerConfig, maxReceiveMessageBytes: number): Gr
     maxReceiveMessageBytes,
     keepaliveIntervalMs: millis(config.keepaliveInterval),
     keepaliveTimeoutMs: millis(config.keepaliveTimeout),
-    pingMinTimeMs: millis(config.keepaliveMinTime)
+    pingMinTimeMs: millis(config.keepaliveMinTime),
+    handshakeTimeoutMs: millis(config.h2HandshakeTimeout)
   })
   return {
     name: "lean",

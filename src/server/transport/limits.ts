@@ -16,16 +16,16 @@ export const HEADER_TABLE_SIZE = 4096
 export const MAX_HEADER_LIST_SIZE = 64 * 1024
 /** a header block's encoded size (HEADERS + CONTINUATION) beyond which the connection ends (ENHANCE_YOUR_CALM) */
 export const MAX_HEADER_BLOCK_BYTES = 2 * MAX_HEADER_LIST_SIZE
-/** CONTINUATION frames in one header block (nghttp2 allows 8: CVE-2024-27983/CONTINUATION flood) */
-export const MAX_CONTINUATIONS = 8
+/** fields in one header list (node's maxHeaderListPairs 128) */
+export const MAX_HEADER_FIELDS = 128
+/** CONTINUATION frames in one header block (the CONTINUATION flood, CVE-2024-27983; nghttp2 caps them too) */
+export const MAX_CONTINUATIONS = 16
 /** client stream resets: a burst of this many, then RESET_RATE per second (nghttp2's CVE-2023-44487 limit) */
 export const RESET_BURST = 1000
 export const RESET_RATE = 33
 /** control frames (PING/SETTINGS ACKs) queued for a peer that does not read (nghttp2: 1000) */
 export const MAX_QUEUED_CONTROL = 1000
+/** streams we reset ourselves, remembered so that the client's late frames on them are no error */
+export const RECENT_RESETS = 256
 /** bytes in the socket beyond which stream data waits for 'drain' */
 export const SOCKET_HIGH_WATER = 256 * 1024
-/** the client preface and first SETTINGS must arrive within this (slowloris) */
-export const PREFACE_TIMEOUT_MS = 10_000
-/** a header block begun must be completed within this (slowloris on HEADERS/CONTINUATION) */
-export const HEADER_BLOCK_TIMEOUT_MS = 10_000

@@ -62,7 +62,8 @@ beforeAll(async () => {
     maxReceiveMessageBytes: 1000,
     keepaliveIntervalMs: 0,
     keepaliveTimeoutMs: 0,
-    pingMinTimeMs: 5000
+    pingMinTimeMs: 5000,
+    handshakeTimeoutMs: 500
   })
   lean.addService(definition, impl)
   listener = net.createServer((s) => lean.accept(s))
@@ -224,5 +225,74 @@ describe("lean transport connection", () => {
     const peer = await RawPeer.connect(port)
     peer.send(FrameType.HEADERS, Flag.END_HEADERS, 1, Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]))
     expect((await peer.goaway())!.code).toBe(ErrorCode.COMPRESSION_ERROR)
+  })
+
+  it("refuses a header list above 128 fields on its stream with ENHANCE_YOUR_CALM, and serves on", async () => {
+    const peer = await RawPeer.connect(port)
+    const extra: Record<string, string> = {}
+    for (let i = 0; i < 130; i++) extra[`x-h${i}`] = "v"
+    peer.send(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, 1, requestHeaders("/test.Echo/Unary", extra))
+    const rst = await peer.until((fs) => fs.find((f) => f.type === FrameType.RST_STREAM && f.streamId === 1))
+    expect(rst!.payload.readUInt32BE(0)).toBe(ErrorCode.ENHANCE_YOUR_CALM)
+    unary(peer, 3, "/test.Echo/Unary", Buffer.from("x"))
+    expect((await peer.trailers(3))!["grpc-status"]).toBe("0")
+    peer.close()
+  })
+
+  it("ends the connection with PROTOCOL_ERROR when a stream id goes backwards", async () => {
+    const peer = await RawPeer.connect(port)
+    unary(peer, 5, "/test.Echo/Unary", Buffer.from("x"))
+    await peer.trailers(5)
+    unary(peer, 3, "/test.Echo/Unary", Buffer.from("x"))
+    expect((await peer.goaway())!).toMatchObject({ code: ErrorCode.PROTOCOL_ERROR, lastStreamId: 5 })
+  })
+
+  it("ends a connection whose header block is never finished with ENHANCE_YOUR_CALM (slowloris)", async () => {
+    const peer = await RawPeer.connect(port)
+    // the SETTINGS exchange first: our ACK of the server's must not fall inside the open block
+    await peer.until((fs) => fs.find((f) => f.type === FrameType.SETTINGS && (f.flags & Flag.ACK) !== 0))
+    peer.send(FrameType.HEADERS, 0, 1, requestHeaders("/test.Echo/Unary").subarray(0, 10))
+    expect((await peer.goaway())!.code).toBe(ErrorCode.ENHANCE_YOUR_CALM)
+  })
+
+  it("ends the connection with ENHANCE_YOUR_CALM after a flood of CONTINUATION frames", async () => {
+    const peer = await RawPeer.connect(port)
+    await peer.until((fs) => fs.find((f) => f.type === FrameType.SETTINGS && (f.flags & Flag.ACK) !== 0))
+    peer.send(FrameType.HEADERS, 0, 1, Buffer.alloc(0))
+    for (let i = 0; i < 20; i++) peer.send(FrameType.CONTINUATION, 0, 1, Buffer.alloc(0))
+    expect((await peer.goaway())!.code).toBe(ErrorCode.ENHANCE_YOUR_CALM)
+  })
+
+  it("ends the connection with ENHANCE_YOUR_CALM on rapid resets (CVE-2023-44487)", async () => {
+    const peer = await RawPeer.connect(port)
+    const rst = Buffer.alloc(4)
+    rst.writeUInt32BE(ErrorCode.CANCEL)
+    for (let id = 1; id < 2 * 1100; id += 2) {
+      peer.send(FrameType.HEADERS, Flag.END_HEADERS, id, requestHeaders("/test.Echo/Bidi"))
+      peer.send(FrameType.RST_STREAM, 0, id, rst)
+    }
+    expect((await peer.goaway())!.code).toBe(ErrorCode.ENHANCE_YOUR_CALM)
+  })
+
+  it("ends the connection on GOAWAY at shutdown once its calls are done", async () => {
+    const other = new LeanGrpcServer({
+      maxConcurrentStreams: Infinity,
+      maxReceiveMessageBytes: 1000,
+      keepaliveIntervalMs: 0,
+      keepaliveTimeoutMs: 0,
+      pingMinTimeMs: 5000,
+      handshakeTimeoutMs: 500
+    })
+    other.addService(definition, impl)
+    const l = net.createServer((s) => other.accept(s))
+    await new Promise<void>((r) => l.listen(0, "127.0.0.1", r))
+    const peer = await RawPeer.connect((l.address() as net.AddressInfo).port)
+    unary(peer, 1, "/test.Echo/Unary", Buffer.from("x"))
+    await peer.trailers(1)
+    await Effect.runPromise(other.close(1000))
+    expect((await peer.goaway())!).toMatchObject({ code: ErrorCode.NO_ERROR, lastStreamId: 1 })
+    await peer.until(() => (peer.closed ? true : undefined))
+    expect(other.connections.size).toBe(0)
+    l.close()
   })
 })

@@ -36,10 +36,15 @@ export class RawPeer {
       const payload = Buffer.from(buf.subarray(start, end))
       const headers = type === FrameType.HEADERS ? this.decoder.decode(payload, 0, payload.length) : undefined
       this.frames.push({ type, flags, streamId, payload, ...(headers === undefined ? {} : { headers }) })
+      // a well-behaved client acknowledges the server's SETTINGS
+      if (type === FrameType.SETTINGS && (flags & 1) === 0 && this.ackSettings) {
+        this.send(FrameType.SETTINGS, 1, 0, Buffer.alloc(0))
+      }
       this.wake()
     }
   })
   private waiters: Array<() => void> = []
+  ackSettings = true
 
   private constructor(readonly socket: net.Socket) {
     socket.on("data", (chunk: Buffer) => this.reader.read(chunk, chunk.length))
