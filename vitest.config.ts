@@ -8,6 +8,22 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Tests start servers and child processes; two cores on CI, so keep files in few workers.
     pool: "forks",
-    poolOptions: { forks: { maxForks: 2, minForks: 1 } }
+    poolOptions: { forks: { maxForks: 2, minForks: 1 } },
+    projects: [
+      // every test, on the default gRPC transport (the lean one, src/server/transport/)
+      { extends: true, test: { name: "lean" } },
+      // the server's and the clients' suites again on grpc-js: ETCD_GRPC_TRANSPORT is honoured by
+      // the server config's default (in-process servers) and by `serve` (spawned ones), as etcd
+      // honours its ETCD_* variables. The transport's own unit tests need no second run.
+      {
+        extends: true,
+        test: {
+          name: "grpc-js",
+          include: ["test/server/**/*.test.ts", "test/client/**/*.test.ts"],
+          exclude: ["test/server/transport/**"],
+          env: { ETCD_GRPC_TRANSPORT: "grpc-js" }
+        }
+      }
+    ]
   }
 })
