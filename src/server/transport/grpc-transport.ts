@@ -81,9 +81,15 @@ const grpcJsTransport = (config: ServerConfig, maxReceiveMessageBytes: number): 
       applyPingPolicy(server, millis(config.keepaliveMinTime))
       return (socket) => injector.injectConnection(socket)
     },
+    // the wait is interruptible: this runs as a scope finalizer (uninterruptible), where the
+    // timeout could not interrupt it, and a session node never closes would hang shutdown
     close: (timeout) =>
       Effect.async<void>((resume) => {
         server.tryShutdown(() => resume(Effect.void))
-      }).pipe(Effect.timeoutOption(timeout), Effect.zipRight(Effect.sync(() => server.forceShutdown())))
+      }).pipe(
+        Effect.interruptible,
+        Effect.timeoutOption(timeout),
+        Effect.zipRight(Effect.sync(() => server.forceShutdown()))
+      )
   }
 }

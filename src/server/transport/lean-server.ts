@@ -66,7 +66,9 @@ export class LeanGrpcServer implements Router {
         }, 10)
         return Effect.sync(() => clearInterval(poll))
       })
+      // interruptible: this runs as a scope finalizer, where the timeout could not interrupt it otherwise
       return allClosed.pipe(
+        Effect.interruptible,
         Effect.timeoutOption(timeout),
         Effect.zipRight(
           Effect.sync(() => {
