@@ -178,7 +178,8 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
       else if (e instanceof HpackError || (e instanceof RangeError && e.message.startsWith("HPACK")))
         this.connectionError(ErrorCode.COMPRESSION_ERROR, e.message)
       else if (e instanceof RangeError) this.connectionError(ErrorCode.PROTOCOL_ERROR, e.message)
-      else throw e
+      // a bug of ours (or a listener's) costs this connection, never the process
+      else this.connectionError(ErrorCode.INTERNAL_ERROR, e instanceof Error ? e.message : String(e))
     }
   }
 
