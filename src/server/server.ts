@@ -83,11 +83,20 @@ export interface EtcdServerShape {
 
 export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer, EtcdServerShape>() {}
 
-/** Closes the transport: graceful first, forced after `timeout`. */
+/**
+ * Closes the transport: graceful first, forced after `timeout`. The wait is interruptible: this
+ * runs as a scope finalizer (uninterruptible), where the timeout could not interrupt it, and a
+ * session node never closes (one it sent a GOAWAY with an error on: test/server/h2-hostile.test.ts)
+ * would hang the shutdown for good.
+ */
 const closeServer = (server: grpc.Server, timeout: Duration.DurationInput): Effect.Effect<void> =>
   Effect.async<void>((resume) => {
     server.tryShutdown(() => resume(Effect.void))
-  }).pipe(Effect.timeoutOption(timeout), Effect.zipRight(Effect.sync(() => server.forceShutdown())))
+  }).pipe(
+    Effect.interruptible,
+    Effect.timeoutOption(timeout),
+    Effect.zipRight(Effect.sync(() => server.forceShutdown()))
+  )
 
 /**
  * etcd's transport flags as grpc-js server options: --grpc-keepalive-interval/-timeout (the
