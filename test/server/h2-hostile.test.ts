@@ -453,8 +453,9 @@ const runCase = async (server: HostileServer, c: Case, pki: TestPki | undefined,
       else if (!a.isClosed) {
         const acks = a.pingAcks
         a.write(pingFrame(0xa11e))
+        // its own bound: the connection must live however long the error took
         alive = await a
-          .until(() => a.pingAcks > acks, left(), "a PING ACK")
+          .until(() => a.pingAcks > acks, CLOSE_BOUND_MS, "a PING ACK")
           .then(
             () => true,
             () => false
