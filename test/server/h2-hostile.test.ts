@@ -4,7 +4,7 @@
  * and three things are checked separately:
  *
  * - the error: the GOAWAY code (first GOAWAY) or RST_STREAM code the spec asks for
- *   (/work/brief/hostile-spec.md, the table's "lean must" column);
+ *   (docs/hostile-peers.md, the table's "lean must" column);
  * - the end: the server closes the attacking connection (or, for a stream error, keeps it: a PING
  *   is still answered) within a generous bound;
  * - the others: the normal client is served during the attack and after it.

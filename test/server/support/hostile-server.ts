@@ -23,7 +23,7 @@ export const transports: ReadonlyArray<Transport> = (["grpc-js", "lean"] as cons
 )
 
 /**
- * The spec's handshake deadline (/work/brief/hostile-spec.md: `h2HandshakeTimeout`, default 10 s):
+ * The spec's handshake deadline (docs/hostile-peers.md: `h2HandshakeTimeout`, default 10 s):
  * the tests set 1 s when the server has the key, else they can only wait for the default.
  */
 export const handshakeTimeoutMs = knows("h2HandshakeTimeout") ? 1_000 : 10_000
