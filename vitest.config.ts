@@ -14,13 +14,14 @@ export default defineConfig({
       { extends: true, test: { name: "lean" } },
       // the server's and the clients' suites again on grpc-js: ETCD_GRPC_TRANSPORT is honoured by
       // the server config's default (in-process servers) and by `serve` (spawned ones), as etcd
-      // honours its ETCD_* variables. The transport's own unit tests need no second run.
+      // honours its ETCD_* variables.
       {
         extends: true,
         test: {
           name: "grpc-js",
           include: ["test/server/**/*.test.ts", "test/client/**/*.test.ts"],
-          exclude: ["test/server/transport/**"],
+          // the transport's unit tests and the hostile-peer/interop tests (they run each transport themselves)
+          exclude: ["test/server/transport/**", "test/server/h2-hostile.test.ts", "test/server/h2-interop.test.ts"],
           env: { ETCD_GRPC_TRANSPORT: "grpc-js" }
         }
       }
