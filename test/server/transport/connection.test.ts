@@ -24,7 +24,8 @@ const definition = {
   Unary: method("/test.Echo/Unary", false, false),
   Never: method("/test.Echo/Never", false, false),
   Fail: method("/test.Echo/Fail", false, false),
-  Bidi: method("/test.Echo/Bidi", true, true)
+  Bidi: method("/test.Echo/Bidi", true, true),
+  Hold: method("/test.Echo/Hold", true, true)
 } as unknown as grpc.ServiceDefinition
 
 interface Call extends NodeJS.EventEmitter {
@@ -49,7 +50,9 @@ const impl = {
       for (let m = call.read(); m !== null; m = call.read()) call.write(m)
     })
     call.once("end", () => call.end())
-  }
+  },
+  // a stream whose handler never reads
+  Hold: () => {}
 } as unknown as grpc.UntypedServiceImplementation
 
 let lean: LeanGrpcServer
@@ -294,5 +297,25 @@ describe("lean transport connection", () => {
     await peer.until(() => (peer.closed ? true : undefined))
     expect(other.connections.size).toBe(0)
     l.close()
+  })
+
+  it("holds a stream's window while its messages are unread: no WINDOW_UPDATE, then FLOW_CONTROL_ERROR past it", async () => {
+    const peer = await RawPeer.connect(port)
+    peer.send(FrameType.HEADERS, Flag.END_HEADERS, 1, requestHeaders("/test.Echo/Hold"))
+    // 1048 messages of 1000 bytes: just under the 1 MiB stream window we announce
+    const sixteen = Buffer.concat(Array.from({ length: 16 }, () => grpcMessage(Buffer.alloc(995))))
+    for (let sent = 0; sent < 1048; sent += 16) {
+      peer.send(FrameType.DATA, 0, 1, sent + 16 <= 1048 ? sixteen : sixteen.subarray(0, (1048 - sent) * 1000))
+    }
+    peer.send(FrameType.PING, 0, 0, Buffer.from("window!!"))
+    await peer.until((fs) => fs.find((f) => f.type === FrameType.PING && f.payload.toString() === "window!!"))
+    expect(peer.frames.filter((f) => f.type === FrameType.WINDOW_UPDATE && f.streamId === 1)).toEqual([])
+    // 1000 bytes more than the window allows: a stream error, the connection lives
+    peer.send(FrameType.DATA, 0, 1, grpcMessage(Buffer.alloc(995)))
+    const rst = await peer.until((fs) => fs.find((f) => f.type === FrameType.RST_STREAM && f.streamId === 1))
+    expect(rst!.payload.readUInt32BE(0)).toBe(ErrorCode.FLOW_CONTROL_ERROR)
+    unary(peer, 3, "/test.Echo/Unary", Buffer.from("x"))
+    expect((await peer.trailers(3))!["grpc-status"]).toBe("0")
+    peer.close()
   })
 })
