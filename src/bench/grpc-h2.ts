@@ -10,8 +10,8 @@
  */
 import { GrpcFrameParser, type MessageHandler } from "./grpc-frame.js"
 import { H2Connection, type H2Stream } from "./h2/connection.js"
-import { ErrorCode } from "./h2/frames.js"
-import type { HeaderList } from "./h2/hpack.js"
+import { ErrorCode } from "../h2/frames.js"
+import type { HeaderList } from "../h2/hpack.js"
 
 export const UNAVAILABLE = 14
 const UNKNOWN = 2

@@ -128,6 +128,13 @@ const keepaliveTimeout = text(
   "Additional duration of wait before closing a non-responsive connection (0 to disable).",
   "20s"
 )
+const grpcTransport = Options.choice("grpc-transport", ["lean", "grpc-js"]).pipe(
+  Options.withDescription(
+    "The gRPC transport: 'lean' (our own HTTP/2 server transport, as grpc-go has its own) or 'grpc-js' (@grpc/grpc-js over node:http2)."
+  ),
+  Options.withFallbackConfig(Config.literal("lean", "grpc-js")("ETCD_GRPC_TRANSPORT")),
+  Options.withDefault("lean" as const)
+)
 const autoCompactionMode = Options.text("auto-compaction-mode").pipe(
   Options.withDescription(
     "Interpret auto-compaction-retention as a period ('periodic') or a revision count ('revision')."
@@ -230,6 +237,7 @@ export const serve = Command.make(
     keepaliveMinTime,
     keepaliveInterval,
     keepaliveTimeout,
+    grpcTransport,
     authToken,
     authTokenTtl,
     bcryptCost
@@ -279,6 +287,7 @@ export const serve = Command.make(
         keepaliveMinTime: durations["grpc-keepalive-min-time"]!,
         keepaliveInterval: durations["grpc-keepalive-interval"]!,
         keepaliveTimeout: durations["grpc-keepalive-timeout"]!,
+        grpcTransport: flags.grpcTransport,
         name: flags.name,
         dataDir: Option.getOrElse(flags.dataDir, () => `${flags.name}.etcd`),
         listenClientUrls: splitUrls(flags.listenClientUrls),

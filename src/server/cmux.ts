@@ -135,7 +135,9 @@ const tlsTerminator = (source: TlsSource) => {
 export const listenClient = (
   addr: ListenAddress,
   handlers: ProtocolHandlers,
-  tlsSource?: TlsSource
+  tlsSource?: TlsSource,
+  /** a connection not handed over (TLS handshake and sniff) within this is closed: slowloris */
+  sniffTimeoutMs?: number
 ): Effect.Effect<ClientListener, ServeError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<ClientListener, ServeError>((resume) => {
@@ -143,7 +145,12 @@ export const listenClient = (
       const secure = tlsSource === undefined ? undefined : tlsTerminator(tlsSource)
       const server = net.createServer({ noDelay: true }, (socket) => {
         sniffing.add(socket)
-        const done = () => sniffing.delete(socket)
+        const timer =
+          sniffTimeoutMs === undefined ? undefined : setTimeout(() => socket.destroy(), sniffTimeoutMs).unref()
+        const done = () => {
+          sniffing.delete(socket)
+          if (timer !== undefined) clearTimeout(timer)
+        }
         socket.once("close", done)
         const handOver: ProtocolHandlers = {
           grpc: (s) => {

@@ -54,7 +54,25 @@ export interface ServerConfig {
   readonly authTokenTtl: number
   /** --bcrypt-cost for password hashes (4..31) */
   readonly bcryptCost: number
+  /**
+   * --grpc-transport: "lean", our own HTTP/2 transport (src/server/transport/), or "grpc-js"
+   * (@grpc/grpc-js over node:http2). The default honours ETCD_GRPC_TRANSPORT, as every flag of
+   * `serve` honours its ETCD_* variable: the test suites run on both transports that way.
+   */
+  readonly grpcTransport: GrpcTransportName
+  /**
+   * How long a client connection may take to show it is one: the TLS handshake and protocol sniff
+   * (cmux.ts), the HTTP/2 preface and SETTINGS, the ACK of ours, and any header block once begun
+   * (the lean transport, src/server/transport/). Slowloris peers are closed after it.
+   */
+  readonly h2HandshakeTimeout: Duration.DurationInput
 }
+
+export type GrpcTransportName = "lean" | "grpc-js"
+
+/** ETCD_GRPC_TRANSPORT when it names a transport, else "lean". */
+export const defaultGrpcTransport = (): GrpcTransportName =>
+  process.env["ETCD_GRPC_TRANSPORT"] === "grpc-js" ? "grpc-js" : "lean"
 
 /** etcd's DefaultQuotaBytes (2 GiB), what --quota-backend-bytes 0 means. */
 export const DEFAULT_QUOTA_BYTES = 2 * 1024 * 1024 * 1024
@@ -89,7 +107,9 @@ export const defaultServerConfig: ServerConfig = {
   tls: defaultClientTlsConfig,
   authToken: "simple",
   authTokenTtl: 300,
-  bcryptCost: 10
+  bcryptCost: 10,
+  grpcTransport: defaultGrpcTransport(),
+  h2HandshakeTimeout: Duration.seconds(10)
 }
 
 const UNITS: Record<string, number> = {

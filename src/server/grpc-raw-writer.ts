@@ -12,6 +12,9 @@
  * Watch method's serializer passing encoded bytes through (see `passThroughSerializer`).
  * Headers are sent before the first raw write; grpc-js writes the trailers after our data, since
  * both go through the same stream in order.
+ *
+ * The lean transport's calls (src/server/transport/server-stream.ts) take such a batch directly:
+ * `writeFramed` queues the chunks as they are and sends them in DATA frames as flow control allows.
  */
 import * as grpc from "@grpc/grpc-js"
 import { Effect } from "effect"
@@ -43,8 +46,29 @@ const isHttp2Stream = (s: unknown): s is http2.ServerHttp2Stream =>
   typeof (s as http2.ServerHttp2Stream).write === "function" &&
   typeof (s as http2.ServerHttp2Stream).respond === "function"
 
+/** A lean transport call: pre-framed messages in, "drain" when its queue fell below the mark. */
+interface FramedCall extends NodeJS.EventEmitter {
+  writeFramed(chunks: ReadonlyArray<Uint8Array>): boolean
+  readonly writableNeedDrain: boolean
+  readonly cancelled: boolean
+}
+
+const isFramedCall = (call: unknown): call is FramedCall =>
+  typeof (call as Partial<FramedCall>).writeFramed === "function"
+
 /** The sink for a call; `forceMessageMode` is for tests of the fallback. */
 export const frameSink = <Req, Res>(call: grpc.ServerDuplexStream<Req, Res>, forceMessageMode = false): FrameSink => {
+  if (!forceMessageMode && isFramedCall(call)) {
+    return {
+      mode: "raw",
+      write: (frames) => {
+        const chunks = frames.take()
+        if (call.cancelled || chunks.length === 0) return false
+        return !call.writeFramed(chunks)
+      },
+      drain: Effect.suspend(() => (call.writableNeedDrain ? awaitDrain(call) : Effect.void))
+    }
+  }
   const stream = (call as unknown as GrpcJsInternals).call?.stream
   if (!forceMessageMode && isHttp2Stream(stream)) {
     let headersSent = false

@@ -1,7 +1,7 @@
 /**
  * --grpc-keepalive-min-time: grpc-go's keepalive EnforcementPolicy as etcd configures it
  * (MinTime from the flag, PermitWithoutStream false). grpc-js enforces nothing on client pings,
- * so each HTTP/2 session of the server gets this policy:
+ * so each HTTP/2 session of the server gets this policy (and each connection of the lean transport):
  *
  * - a ping that comes sooner than MinTime after the previous one, while calls are open, is a
  *   strike; with no call open any ping within 2 h of the previous is (grpc-go's
@@ -20,10 +20,35 @@ const NO_STREAM_PING_INTERVAL_MS = 2 * 60 * 60 * 1000
 /** at most what a PING ACK takes on the socket: 17 bytes, or one TLS record of them */
 const PING_ACK_BYTES = 64
 
+/**
+ * The policy's state for one connection, for either transport: the lean transport
+ * (src/server/transport/connection.ts) feeds it directly, grpc-js' sessions through
+ * `enforcePingPolicy`.
+ */
+export class PingStrikes {
+  private lastPingAt = -Infinity
+  private strikes = 0
+
+  constructor(private readonly minTimeMs: number) {}
+
+  /** Headers or data went out, or a call ended: the strikes start over. */
+  reset(): void {
+    this.strikes = 0
+  }
+
+  /** A client ping; true when it is one too many (GOAWAY ENHANCE_YOUR_CALM "too_many_pings"). */
+  onPing(openStreams: number): boolean {
+    const now = performance.now()
+    const window = openStreams > 0 ? this.minTimeMs : NO_STREAM_PING_INTERVAL_MS
+    if (this.lastPingAt + window > now) this.strikes++
+    this.lastPingAt = now
+    return this.strikes > MAX_PING_STRIKES
+  }
+}
+
 /** Watches one session's pings. */
 export const enforcePingPolicy = (session: http2.ServerHttp2Session, minTimeMs: number): void => {
-  let lastPingAt = -Infinity
-  let strikes = 0
+  const policy = new PingStrikes(minTimeMs)
   let open = 0
   /** the socket's bytes written at the last ping: more since then than its ACK means a response went out */
   let writtenAtPing = -1
@@ -31,18 +56,14 @@ export const enforcePingPolicy = (session: http2.ServerHttp2Session, minTimeMs: 
     open++
     stream.once("close", () => {
       open--
-      strikes = 0
+      policy.reset()
     })
   })
   session.on("ping", () => {
     const written = session.socket?.bytesWritten ?? -1
-    if (writtenAtPing >= 0 && written - writtenAtPing > PING_ACK_BYTES) strikes = 0
+    if (writtenAtPing >= 0 && written - writtenAtPing > PING_ACK_BYTES) policy.reset()
     writtenAtPing = written
-    const now = performance.now()
-    const window = open > 0 ? minTimeMs : NO_STREAM_PING_INTERVAL_MS
-    if (lastPingAt + window > now) strikes++
-    lastPingAt = now
-    if (strikes > MAX_PING_STRIKES && !session.destroyed) {
+    if (policy.onPing(open) && !session.destroyed) {
       session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, 0, Buffer.from("too_many_pings"))
       // let the GOAWAY frame out before the connection goes
       setImmediate(() => session.destroy())

@@ -1,6 +1,7 @@
 /**
- * The etcd-compatible server: one grpc-js Server with the KV, Watch, Lease, Maintenance, Cluster
- * and Auth services, as a scoped service. Each client URL is one TCP listener shared, as etcd's
+ * The etcd-compatible server: one gRPC transport (the lean one, transport/, or grpc-js: see
+ * transport/grpc-transport.ts) with the KV, Watch, Lease, Maintenance, Cluster and Auth services,
+ * as a scoped service. Each client URL is one TCP listener shared, as etcd's
  * cmux shares it, by gRPC (HTTP/2) and HTTP/1.1 — the JSON gateway (gateway/) and etcd's
  * /metrics, /health, /version, /livez, /readyz (metrics/); see cmux.ts.
  *
@@ -58,7 +59,7 @@ import { makeWatchService } from "./watch-server.js"
 import { passThroughSerializer } from "./grpc-raw-writer.js"
 import { ServeError } from "./serve-error.js"
 import { setupClientTls } from "./client-tls.js"
-import { applyPingPolicy } from "./keepalive-policy.js"
+import { makeGrpcTransport } from "./transport/grpc-transport.js"
 import { alarmName, makeAlarms } from "./alarms.js"
 import { makeQuota } from "./quota.js"
 import { refuseMalformed, withUnmarshalChecks } from "./unmarshal-check.js"
@@ -82,28 +83,6 @@ export interface EtcdServerShape {
 }
 
 export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer, EtcdServerShape>() {}
-
-/** Closes the transport: graceful first, forced after `timeout`. */
-const closeServer = (server: grpc.Server, timeout: Duration.DurationInput): Effect.Effect<void> =>
-  Effect.async<void>((resume) => {
-    server.tryShutdown(() => resume(Effect.void))
-  }).pipe(Effect.timeoutOption(timeout), Effect.zipRight(Effect.sync(() => server.forceShutdown())))
-
-/**
- * etcd's transport flags as grpc-js server options: --grpc-keepalive-interval/-timeout (the
- * server's own pings; 0 turns them off) and --max-concurrent-streams (HTTP/2 SETTINGS). The
- * client ping policy (--grpc-keepalive-min-time) is keepalive-policy.ts's.
- */
-const transportOptions = (config: ServerConfig): grpc.ServerOptions => {
-  const interval = Duration.toMillis(Duration.decode(config.keepaliveInterval))
-  const timeout = Duration.toMillis(Duration.decode(config.keepaliveTimeout))
-  return {
-    // grpc-js' "never" is its maximum (~24.8 days)
-    "grpc.keepalive_time_ms": interval > 0 ? interval : 2 ** 31 - 1,
-    ...(timeout > 0 ? { "grpc.keepalive_timeout_ms": timeout } : {}),
-    ...(config.maxConcurrentStreams === undefined ? {} : { "grpc.max_concurrent_streams": config.maxConcurrentStreams })
-  }
-}
 
 /** The gRPC server over the store, watch and lease services in context. */
 export const layerServer = (
@@ -145,13 +124,9 @@ export const layerServer = (
 
       const grpcMetrics = new GrpcServerMetrics()
       const runner = yield* makeCallRunner(grpcMetrics)
-      const server = new grpc.Server({
-        // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
-        "grpc.max_receive_message_length": config.maxRequestBytes + GRPC_OVERHEAD_BYTES,
-        "grpc.max_send_message_length": -1,
-        ...transportOptions(config)
-      })
-      yield* Effect.addFinalizer(() => closeServer(server, Duration.seconds(1)))
+      // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
+      const server = makeGrpcTransport(config, config.maxRequestBytes + GRPC_OVERHEAD_BYTES)
+      yield* Effect.addFinalizer(() => server.close(Duration.seconds(1)))
 
       const advertised: Array<string> = []
       const member: MemberInfo = { identity, name: config.name, clientUrls: advertised, peerUrls: [] }
@@ -204,9 +179,7 @@ export const layerServer = (
         maxRequestBytes: config.maxRequestBytes + GRPC_OVERHEAD_BYTES
       })
       const http1 = yield* makeClientHttpServer(gateway, http.handler)
-      // one connection injector for every listener: grpc-js closes its sessions at shutdown
-      const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure())
-      applyPingPolicy(server, Duration.toMillis(Duration.decode(config.keepaliveMinTime)))
+      const acceptGrpc = server.listen()
 
       const endpoints: Array<string> = []
       const ports: Array<number> = []
@@ -215,10 +188,11 @@ export const layerServer = (
         const listener = yield* listenClient(
           addr,
           {
-            grpc: (socket) => injector.injectConnection(socket),
+            grpc: acceptGrpc,
             http1: http1.accept
           },
-          addr.https ? tlsSource : undefined
+          addr.https ? tlsSource : undefined,
+          Duration.toMillis(Duration.decode(config.h2HandshakeTimeout))
         )
         listeners.push(listener)
         ports.push(listener.port)

@@ -11,7 +11,7 @@ import * as http2 from "node:http2"
 import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
 import { H2Connection } from "../../src/bench/h2/connection.js"
-import type { HeaderList } from "../../src/bench/h2/hpack.js"
+import type { HeaderList } from "../../src/h2/hpack.js"
 
 interface Spec {
   readonly headers?: Record<string, string>

@@ -5,9 +5,9 @@
  */
 import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { grpcRequestHeaderBlock, HpackDecoder } from "../../src/bench/h2/hpack.js"
-import { huffmanDecode } from "../../src/bench/h2/huffman.js"
-import { HUFFMAN_CODES, HUFFMAN_LENGTHS } from "../../src/bench/h2/huffman-table.js"
+import { grpcRequestHeaderBlock, HpackDecoder } from "../../src/h2/hpack.js"
+import { huffmanDecode } from "../../src/h2/huffman.js"
+import { HUFFMAN_CODES, HUFFMAN_LENGTHS } from "../../src/h2/huffman-table.js"
 
 const hex = (s: string) => Buffer.from(s.replace(/\s+/g, ""), "hex")
 const decodeAll = (decoder: HpackDecoder, blocks: ReadonlyArray<string>) =>

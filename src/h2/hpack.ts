@@ -1,9 +1,14 @@
 /**
- * HPACK (RFC 7541) as much as a client needs. Decoding is complete — static and dynamic tables,
- * size updates, Huffman — because every header block a server sends must be decoded in order to
- * keep the dynamic table in step, even the ones the bench ignores. Encoding is only the request
- * header block, built once per path: indexed and literal-without-indexing fields, no Huffman, no
- * dynamic table (so the server's decoder state never depends on us).
+ * HPACK (RFC 7541) for the bench's client (src/bench/h2) and the server's lean transport
+ * (src/server/transport). Decoding is complete — static and dynamic tables, size updates, Huffman —
+ * because every header block the peer sends must be decoded in order to keep the dynamic table in
+ * step, even the ones we ignore. Decoding limits a server needs against hostile peers: the dynamic
+ * table never grows past our SETTINGS_HEADER_TABLE_SIZE, and fields past SETTINGS_MAX_HEADER_LIST_SIZE
+ * (RFC 9113 §6.5.2: name + value + 32 each) are decoded (the table must stay in step) but dropped
+ * and reported (`listTooLarge`), as golang.org/x/net/http2's hpack decoder with
+ * SetMaxStringLength/MaxHeaderListSize does. Encoding is literal-without-indexing fields, no
+ * Huffman, no dynamic table (so the peer's decoder state never depends on us), built once per
+ * path (requests) or per status (responses).
  *
  * Names and values are latin-1 strings (HTTP field bytes one-to-one; gRPC's are ASCII).
  */
@@ -79,53 +84,83 @@ export const HEADER_TABLE_SIZE = 4096
 /** A decoded header block: names and values alternating. */
 export type HeaderList = Array<string>
 
+/** A header block that cannot be decoded: a COMPRESSION_ERROR connection error (RFC 9113 §4.3). */
+export class HpackError extends RangeError {}
+
 export class HpackDecoder {
   /** newest first */
   private readonly dynamic: Array<readonly [string, string]> = []
   private size = 0
-  private maxSize = HEADER_TABLE_SIZE
+  private maxSize: number
   private pos = 0
+  private listSize = 0
+  /** the last decoded block had more than `maxHeaderListSize` octets: fields past it were dropped */
+  listTooLarge = false
 
-  /** Decodes one complete header block; throws RangeError on anything malformed (a connection error). */
+  /**
+   * `tableSizeLimit`: our SETTINGS_HEADER_TABLE_SIZE, what the peer's size updates may not exceed;
+   * `maxHeaderListSize`: our SETTINGS_MAX_HEADER_LIST_SIZE (Infinity: none).
+   */
+  private fields = 0
+
+  constructor(
+    private readonly tableSizeLimit: number = HEADER_TABLE_SIZE,
+    private readonly maxHeaderListSize: number = Infinity,
+    /** fields in one list beyond which the list is too large too (node's maxHeaderListPairs) */
+    private readonly maxHeaderFields: number = Infinity
+  ) {
+    this.maxSize = tableSizeLimit
+  }
+
+  /** Decodes one complete header block; throws HpackError on anything malformed (a connection error). */
   decode(buf: Uint8Array, start: number, end: number): HeaderList {
     const out: HeaderList = []
     this.pos = start
+    this.listSize = 0
+    this.fields = 0
+    this.listTooLarge = false
     let fieldsSeen = false
     while (this.pos < end) {
       const b = buf[this.pos]!
       if (b >= 0x80) {
         // indexed field
         const [name, value] = this.entry(this.integer(buf, end, 7))
-        out.push(name, value)
+        this.push(out, name, value)
         fieldsSeen = true
       } else if (b >= 0x40) {
         // literal with incremental indexing
         const field = this.literal(buf, end, 6)
-        out.push(field[0], field[1])
+        this.push(out, field[0], field[1])
         this.add(field)
         fieldsSeen = true
       } else if (b >= 0x20) {
         // dynamic table size update: only before the first field
-        if (fieldsSeen) throw new RangeError("HPACK: table size update after a field")
+        if (fieldsSeen) throw new HpackError("HPACK: table size update after a field")
         const size = this.integer(buf, end, 5)
-        if (size > HEADER_TABLE_SIZE) throw new RangeError("HPACK: table size update above our setting")
+        if (size > this.tableSizeLimit) throw new HpackError("HPACK: table size update above our setting")
         this.maxSize = size
         this.evict(0)
       } else {
         // literal without indexing (0000) or never indexed (0001)
         const field = this.literal(buf, end, 4)
-        out.push(field[0], field[1])
+        this.push(out, field[0], field[1])
         fieldsSeen = true
       }
     }
     return out
   }
 
+  private push(out: HeaderList, name: string, value: string): void {
+    this.listSize += name.length + value.length + 32
+    if (this.listSize > this.maxHeaderListSize || ++this.fields > this.maxHeaderFields) this.listTooLarge = true
+    else out.push(name, value)
+  }
+
   private entry(index: number): readonly [string, string] {
-    if (index === 0) throw new RangeError("HPACK: index 0")
+    if (index === 0) throw new HpackError("HPACK: index 0")
     if (index <= STATIC_TABLE.length) return STATIC_TABLE[index - 1]!
     const e = this.dynamic[index - STATIC_TABLE.length - 1]
-    if (e === undefined) throw new RangeError(`HPACK: index ${index} beyond the tables`)
+    if (e === undefined) throw new HpackError(`HPACK: index ${index} beyond the tables`)
     return e
   }
 
@@ -159,27 +194,27 @@ export class HpackDecoder {
   /** An integer with an N-bit prefix (RFC 7541 §5.1), starting at the current byte. */
   private integer(buf: Uint8Array, end: number, prefixBits: number): number {
     const max = (1 << prefixBits) - 1
-    if (this.pos >= end) throw new RangeError("HPACK: truncated integer")
+    if (this.pos >= end) throw new HpackError("HPACK: truncated integer")
     let value = buf[this.pos++]! & max
     if (value < max) return value
     let shift = 0
     for (;;) {
-      if (this.pos >= end) throw new RangeError("HPACK: truncated integer")
+      if (this.pos >= end) throw new HpackError("HPACK: truncated integer")
       const b = buf[this.pos++]!
       value += (b & 0x7f) * 2 ** shift
       shift += 7
       if (b < 0x80) return value
-      if (shift > 28) throw new RangeError("HPACK: integer too large")
+      if (shift > 28) throw new HpackError("HPACK: integer too large")
     }
   }
 
   private string(buf: Uint8Array, end: number): string {
-    if (this.pos >= end) throw new RangeError("HPACK: truncated string")
+    if (this.pos >= end) throw new HpackError("HPACK: truncated string")
     const huffman = buf[this.pos]! >= 0x80
     const length = this.integer(buf, end, 7)
     const start = this.pos
     const stop = start + length
-    if (stop > end) throw new RangeError("HPACK: string beyond the block")
+    if (stop > end) throw new HpackError("HPACK: string beyond the block")
     this.pos = stop
     return huffman
       ? huffmanDecode(buf, start, stop)
@@ -188,7 +223,7 @@ export class HpackDecoder {
 }
 
 /** Appends an integer with an N-bit prefix; `first` holds the representation's flag bits. */
-const pushInteger = (out: Array<number>, first: number, prefixBits: number, value: number): void => {
+export const pushInteger = (out: Array<number>, first: number, prefixBits: number, value: number): void => {
   const max = (1 << prefixBits) - 1
   if (value < max) {
     out.push(first | value)
@@ -210,7 +245,7 @@ const pushString = (out: Array<number>, text: string): void => {
 }
 
 /** A literal field without indexing: a static-table name index (0: the name follows as a string). */
-const pushLiteral = (out: Array<number>, nameIndex: number, name: string, value: string): void => {
+export const pushLiteral = (out: Array<number>, nameIndex: number, name: string, value: string): void => {
   pushInteger(out, 0x00, 4, nameIndex)
   if (nameIndex === 0) pushString(out, name)
   pushString(out, value)

@@ -2,7 +2,8 @@
  * HTTP/2 frames out of a byte stream, one socket read at a time. DATA payloads are handed on as
  * they arrive — a frame split across reads is never assembled — and their padding stripped;
  * every other frame (small: HEADERS, SETTINGS, WINDOW_UPDATE, ...) is handed on whole, in place
- * when it sits inside the read, else assembled first.
+ * when it sits inside the read, else assembled first. Shared by the bench's client
+ * (src/bench/h2/connection.ts) and the server's lean transport (src/server/transport/).
  */
 import { DEFAULT_MAX_FRAME, Flag, FRAME_HEADER, FrameType, readUint32 } from "./frames.js"
 
@@ -16,6 +17,9 @@ export interface FrameSink {
   /** Any other frame, whole: its payload is buf[start, end), valid only during the call. */
   frame(type: number, flags: number, streamId: number, buf: Uint8Array, start: number, end: number): void
 }
+
+/** A frame longer than the reader's maximum: a FRAME_SIZE_ERROR connection error (RFC 9113 §4.2). */
+export class FrameSizeError extends RangeError {}
 
 export class FrameReader {
   private readonly head = new Uint8Array(FRAME_HEADER)
@@ -32,7 +36,11 @@ export class FrameReader {
   private padPending = false
   private stopped = false
 
-  constructor(private readonly sink: FrameSink) {}
+  /** `maxFrameSize`: our SETTINGS_MAX_FRAME_SIZE (the default unless we announced more). */
+  constructor(
+    private readonly sink: FrameSink,
+    private readonly maxFrameSize: number = DEFAULT_MAX_FRAME
+  ) {}
 
   /** Reads nothing more (the connection is gone). */
   stop(): void {
@@ -74,8 +82,10 @@ export class FrameReader {
     this.flags = buf[at + 4]!
     this.streamId = readUint32(buf, at + 5) & 0x7fffffff
     this.inFrame = true
-    // We never raise SETTINGS_MAX_FRAME_SIZE, so the server must keep to the default.
-    if (this.length > DEFAULT_MAX_FRAME) throw new RangeError(`frame of ${this.length} bytes, above the 16384 we allow`)
+    // the peer must keep to the SETTINGS_MAX_FRAME_SIZE we announced (the client: the default)
+    if (this.length > this.maxFrameSize) {
+      throw new FrameSizeError(`frame of ${this.length} bytes, above the ${this.maxFrameSize} we allow`)
+    }
     if (this.type === FrameType.DATA) {
       this.dataLeft = this.length
       this.padLeft = 0

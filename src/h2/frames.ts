@@ -1,4 +1,4 @@
-/** HTTP/2 frame types, flags, settings and error codes (RFC 9113 §6, §7) the client uses. */
+/** HTTP/2 frame types, flags, settings and error codes (RFC 9113 §6, §7): the bench client and the server transport share them. */
 
 export const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1")
 export const FRAME_HEADER = 9
@@ -36,9 +36,15 @@ export const Setting = {
 export const ErrorCode = {
   NO_ERROR: 0x0,
   PROTOCOL_ERROR: 0x1,
+  INTERNAL_ERROR: 0x2,
   FLOW_CONTROL_ERROR: 0x3,
+  SETTINGS_TIMEOUT: 0x4,
+  STREAM_CLOSED: 0x5,
   FRAME_SIZE_ERROR: 0x6,
-  CANCEL: 0x8
+  REFUSED_STREAM: 0x7,
+  CANCEL: 0x8,
+  COMPRESSION_ERROR: 0x9,
+  ENHANCE_YOUR_CALM: 0xb
 } as const
 
 const ERROR_NAMES = [
