@@ -181,6 +181,27 @@ const cases: ReadonlyArray<Case> = [
     }
   },
   {
+    name: "HPACK dynamic table size update after a field",
+    expect: { goaway: H2Error.COMPRESSION_ERROR, closes: true },
+    gaps: { "grpc-js": { end: grpcJsKeepsConnection } },
+    attack: async (a) => {
+      // RFC 7541 §4.2: a size update must come first in a block
+      const block = Buffer.concat([Buffer.from(grpcRequestHeaderBlock(RANGE, "x")), Buffer.from([0x20])])
+      a.write(frame(FrameType.HEADERS, Flag.END_HEADERS, 1, block))
+    }
+  },
+  {
+    name: "HPACK Huffman string holding the EOS symbol",
+    expect: { goaway: H2Error.COMPRESSION_ERROR, closes: true },
+    gaps: { "grpc-js": { end: grpcJsKeepsConnection } },
+    attack: async (a) => {
+      // a literal with a new name, Huffman-coded, of four 0xff bytes: 30 one-bits are EOS (§5.2)
+      const bad = Buffer.from([0x00, 0x84, 0xff, 0xff, 0xff, 0xff, 0x00])
+      const block = Buffer.concat([Buffer.from(grpcRequestHeaderBlock(RANGE, "x")), bad])
+      a.write(frame(FrameType.HEADERS, Flag.END_HEADERS, 1, block))
+    }
+  },
+  {
     name: "header list of 200 fields (over 128)",
     expect: { rst: { stream: 1, code: H2Error.ENHANCE_YOUR_CALM }, closes: false },
     attack: async (a) => {
@@ -381,6 +402,38 @@ const cases: ReadonlyArray<Case> = [
     gaps: { "grpc-js": { end: grpcJsKeepsConnection } },
     attack: async (a) => {
       a.write(frame(FrameType.SETTINGS, 0, 0, Buffer.alloc(5)))
+    }
+  },
+  {
+    name: "SETTINGS on a stream other than 0",
+    expect: { goaway: H2Error.PROTOCOL_ERROR, closes: true },
+    gaps: { "grpc-js": { error: nodeInternalError } },
+    attack: async (a) => {
+      a.write(frame(FrameType.SETTINGS, 0, 1))
+    }
+  },
+  {
+    name: "SETTINGS ACK with a payload",
+    expect: { goaway: H2Error.FRAME_SIZE_ERROR, closes: true },
+    gaps: { "grpc-js": { end: grpcJsKeepsConnection } },
+    attack: async (a) => {
+      a.write(frame(FrameType.SETTINGS, Flag.ACK, 0, Buffer.alloc(6)))
+    }
+  },
+  {
+    name: "PING of 7 bytes",
+    expect: { goaway: H2Error.FRAME_SIZE_ERROR, closes: true },
+    gaps: { "grpc-js": { end: grpcJsKeepsConnection } },
+    attack: async (a) => {
+      a.write(frame(FrameType.PING, 0, 0, Buffer.alloc(7)))
+    }
+  },
+  {
+    name: "WINDOW_UPDATE of 0 on the connection",
+    expect: { goaway: H2Error.PROTOCOL_ERROR, closes: true },
+    gaps: { "grpc-js": { error: nodeInternalError } },
+    attack: async (a) => {
+      a.write(windowUpdateFrame(0, 0))
     }
   },
   {
