@@ -3,7 +3,11 @@
  * be inspected or restored by the other: a magic header, then every bucket's entries in key order,
  * then a SHA-256 of everything before it (etcd likewise appends a sha256 to its snapshots).
  *
- *   "etcd-effect-snapshot/1\n" · { u8 bucket · u32 keyLen · key · u32 valueLen · value }* · u8 0xff · sha256
+ *   "etcd-effect-snapshot/1\n" · { u8 bucket · u32 keyLen · key · u32 valueLen · value }* · u8 0xff · zeros · sha256
+ *
+ * The zeros pad what comes before the hash to a multiple of 512 bytes: etcdctl's `snapshot save`
+ * takes a stream as checksummed only when its size is 32 past a multiple of 512 (a bolt file is
+ * whole pages), and refuses it with "sha256 checksum not found" otherwise.
  */
 import { createHash } from "node:crypto"
 import type { BucketName } from "./backend.js"
@@ -11,6 +15,7 @@ import type { BucketName } from "./backend.js"
 const MAGIC = Buffer.from("etcd-effect-snapshot/1\n", "latin1")
 export const BUCKETS: ReadonlyArray<BucketName> = ["key", "meta", "lease", "auth", "authUsers", "authRoles"]
 const END = 0xff
+const PAD_TO = 512
 
 /** Streams entries into a growing buffer; `finish` appends the terminator and the hash. */
 export class SnapshotWriter {
@@ -30,6 +35,8 @@ export class SnapshotWriter {
   }
   finish(): Uint8Array {
     this.chunks.push(Buffer.from([END]))
+    const size = this.chunks.reduce((n, c) => n + c.length, 0)
+    this.chunks.push(Buffer.alloc((PAD_TO - (size % PAD_TO)) % PAD_TO))
     const body = Buffer.concat(this.chunks)
     return Buffer.concat([body, createHash("sha256").update(body).digest()])
   }
