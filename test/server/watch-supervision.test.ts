@@ -11,14 +11,11 @@ import * as grpc from "@grpc/grpc-js"
 import { Effect, Exit, Logger, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { MvccStoreShape } from "../../src/mvcc/kv.js"
-import { serviceDefinition } from "../../src/proto/load.js"
 import { makeCallRunner } from "../../src/server/grpc-bridge.js"
-import { passThroughSerializer } from "../../src/server/grpc-raw-writer.js"
-import { makeHeader } from "../../src/server/header.js"
-import { makeWatchService } from "../../src/server/watch-server.js"
 import type { WatchableStoreShape } from "../../src/watch/watchable-store.js"
 import type { WatchStream } from "../../src/watch/watch-stream.js"
 import { eventually, startMember } from "./support/in-process.js"
+import { serveWatchService } from "./support/watch-service.js"
 import { RawWatch } from "./support/raw-watch.js"
 
 const b = (s: string) => Buffer.from(s)
@@ -74,7 +71,7 @@ describe("Watch stream supervision", () => {
     const runner = await Effect.runPromise(
       Scope.extend(makeCallRunner(), scope).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
     )
-    const deps = {
+    ;({ server, endpoint } = await serveWatchService(runner, {
       watchable: { ...watchable, newWatchStream: Effect.map(watchable.newWatchStream, faulty) },
       store: {
         ...store,
@@ -82,17 +79,8 @@ describe("Watch stream supervision", () => {
           if (hasKey(key, "boom/send")) throw new Error("injected in send")
           return store.getAt(key, rev)
         }
-      },
-      header: makeHeader({ clusterId: 1n, memberId: 2n, raftTerm: 2n }),
-      config: { maxRequestBytes: 1.5 * 1024 * 1024, progressNotifyInterval: "10 minutes" as const }
-    }
-    server = new grpc.Server()
-    const def = serviceDefinition("Watch") as grpc.ServiceDefinition
-    server.addService({ ...def, Watch: passThroughSerializer(def["Watch"]!) }, makeWatchService(runner, deps) as never)
-    const port = await new Promise<number>((resolve, reject) =>
-      server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p)))
-    )
-    endpoint = `127.0.0.1:${port}`
+      }
+    }))
   })
   afterAll(async () => {
     for (const w of streams) w.close()
