@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    // no root include: a project's own include would be added to it (extends merges arrays)
     globalSetup: ["test/global-setup.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
@@ -11,7 +11,7 @@ export default defineConfig({
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     projects: [
       // every test, on the default gRPC transport (the lean one, src/server/transport/)
-      { extends: true, test: { name: "lean" } },
+      { extends: true, test: { name: "lean", include: ["test/**/*.test.ts"] } },
       // the server's and the clients' suites again on grpc-js: ETCD_GRPC_TRANSPORT is honoured by
       // the server config's default (in-process servers) and by `serve` (spawned ones), as etcd
       // honours its ETCD_* variables.
@@ -21,7 +21,12 @@ export default defineConfig({
           name: "grpc-js",
           include: ["test/server/**/*.test.ts", "test/client/**/*.test.ts"],
           // the transport's unit tests and the hostile-peer/interop tests (they run each transport themselves)
-          exclude: ["test/server/transport/**", "test/server/h2-hostile.test.ts", "test/server/h2-interop.test.ts"],
+          exclude: [
+            "**/node_modules/**",
+            "test/server/transport/**",
+            "test/server/h2-hostile.test.ts",
+            "test/server/h2-interop.test.ts"
+          ],
           env: { ETCD_GRPC_TRANSPORT: "grpc-js" }
         }
       }
