@@ -295,12 +295,13 @@ export const serverWatchStream = (
       })
     }
 
+    /** queued behind whatever the send loop left in `out`; recv writes them once per batch it read */
     const ctrl = (id: WatchId, kind: CtrlKind, response: WatchResponseInit): Effect.Effect<void> =>
-      Effect.sync(() => {
-        state.onCtrl(id, kind, response, out)
-        // like etcd's ctrlStream filling up: recv stops reading until the client takes what was sent
-        if (sink.write(out)) hold(sink.drain)
-      })
+      Effect.sync(() => state.onCtrl(id, kind, response, out))
+    /** like etcd's ctrlStream filling up: recv stops reading until the client takes what was sent */
+    const flushCtrl = (): void => {
+      if (endCause === undefined && out.count > 0 && sink.write(out)) hold(sink.drain)
+    }
 
     // ---- progress ticker: a timer, started once a watcher asks for progress_notify ----------
     let ticker: ReturnType<typeof setTimeout> | undefined
@@ -418,45 +419,52 @@ export const serverWatchStream = (
       return false
     }
     /**
-     * Reads and handles requests until none is buffered. Each request's Effect runs at once and is
-     * synchronous in practice; one that goes async holds the next ones (and the reading: the
+     * Reads and handles requests until none is buffered. Each batch's Effect runs at once and is
+     * synchronous in practice; a request that goes async holds the next ones (and the reading: the
      * client is throttled by HTTP/2 flow control) until it is done. The end of the inbound side
      * (client half-close) ends only the reading: the stream keeps serving until the client
      * cancels it, as etcd's does.
      */
     const recv = (): void => {
       try {
-        while (recvHolds === 0 && endCause === undefined) {
-          if (next < backlog.length) {
-            const fiber = runFork(handle(backlog[next++]!))
-            const exit = fiber.unsafePoll()
-            if (exit !== null) {
-              if (!handled(exit)) return
-              continue
-            }
-            recvHolds++
-            waiting = fiber
-            fiber.addObserver((exit) => {
-              waiting = undefined
-              recvHolds--
-              if (handled(exit)) recv()
-            })
-            return
-          }
-          if (inboundEnded) return
-          const batch = takeBatch(call)
-          if (batch === undefined) return
-          if (batch === null) {
-            inboundEnded = true
-            return
-          }
-          // a request etcd cannot decode ends the stream with grpc-go's INTERNAL status
-          if (batch instanceof EtcdError) return end(Cause.fail(batch))
-          backlog = batch
-          next = 0
-        }
+        read()
+        flushCtrl()
       } catch (e) {
         end(defect("recv", e))
+      }
+    }
+    const read = (): void => {
+      while (recvHolds === 0 && endCause === undefined) {
+        if (next < backlog.length) {
+          // one fiber for the batch read, not one per request (a create is a few µs of work)
+          const requests = next === 0 ? backlog : backlog.slice(next)
+          next = backlog.length
+          const fiber = runFork(Effect.forEach(requests, handle, { discard: true }))
+          const exit = fiber.unsafePoll()
+          if (exit !== null) {
+            if (!handled(exit)) return
+            continue
+          }
+          recvHolds++
+          waiting = fiber
+          fiber.addObserver((exit) => {
+            waiting = undefined
+            recvHolds--
+            if (handled(exit)) recv()
+          })
+          return
+        }
+        if (inboundEnded) return
+        const batch = takeBatch(call)
+        if (batch === undefined) return
+        if (batch === null) {
+          inboundEnded = true
+          return
+        }
+        // a request etcd cannot decode ends the stream with grpc-go's INTERNAL status
+        if (batch instanceof EtcdError) return end(Cause.fail(batch))
+        backlog = batch
+        next = 0
       }
     }
     // a broken read ends the stream as canceled
