@@ -278,6 +278,8 @@ export const serverWatchStream = (
      */
     const end = (cause: Cause.Cause<EtcdError>): void => {
       if (endCause !== undefined) return
+      // what was answered before the end goes out before it, as etcd's sendLoop sends it
+      if (flushing !== undefined) flush()
       endCause = cause
       Deferred.unsafeDone(ended, Exit.failCause(cause))
       Effect.runSync(ws.close)
@@ -298,9 +300,18 @@ export const serverWatchStream = (
     /** queued behind whatever the send loop left in `out`; recv writes them once per batch it read */
     const ctrl = (id: WatchId, kind: CtrlKind, response: WatchResponseInit): Effect.Effect<void> =>
       Effect.sync(() => state.onCtrl(id, kind, response, out))
-    /** like etcd's ctrlStream filling up: recv stops reading until the client takes what was sent */
-    const flushCtrl = (): void => {
+    /**
+     * Once per turn of the event loop, so the responses to requests read in one turn (one per
+     * 'readable' when a client writes each on its own) go out in one write. Like etcd's ctrlStream
+     * filling up, recv stops reading until the client takes what was sent.
+     */
+    let flushing: ReturnType<typeof setImmediate> | undefined
+    const flush = (): void => {
+      flushing = undefined
       if (endCause === undefined && out.count > 0 && sink.write(out)) hold(sink.drain)
+    }
+    const flushCtrl = (): void => {
+      if (flushing === undefined && out.count > 0) flushing = setImmediate(flush)
     }
 
     // ---- progress ticker: a timer, started once a watcher asks for progress_notify ----------
@@ -481,6 +492,7 @@ export const serverWatchStream = (
         call.removeListener("error", onError)
         if (ticker !== undefined) clearTimeout(ticker)
         ticker = undefined
+        if (flushing !== undefined) clearImmediate(flushing)
         waiting?.unsafeInterruptAsFork(FiberId.none)
       })
     )
