@@ -8,9 +8,10 @@
  * - recv: a 'readable' callback that reads the requests buffered and handles them in order.
  *   Create → WatchStream.watch, then a created (or created+canceled) control response; cancel →
  *   WatchStream.cancel, then a canceled response (an unknown id gets none); progress →
- *   RequestProgressAll. A control response is written at once (etcd's ctrlStream, without the
- *   queue); when the stream's buffer is full, recv stops reading until 'drain' (as a full
- *   ctrlStream blocks etcd's recvLoop). The end of the inbound side (client half-close) ends only
+ *   RequestProgressAll. Control responses are queued in the stream's frame writer and written
+ *   once per turn of the event loop (etcd's ctrlStream, without a queue of its own); when the
+ *   stream's buffer is full, recv stops reading until 'drain' (as a full ctrlStream blocks etcd's
+ *   recvLoop). The end of the inbound side (client half-close) ends only
  *   the reading: the stream keeps serving until the client cancels it, as etcd's does.
  * - send: the call's fiber takes the WatchStream's channel with `takeAll` (the pump, folded in),
  *   turns a batch into wire responses in one synchronous pass, and writes it with one wait for
@@ -286,7 +287,7 @@ export const serverWatchStream = (
     }
     const defect = (part: string, cause: unknown): Cause.Cause<never> => Cause.die(new WatchStreamDefect(part, cause))
 
-    // ---- control responses: written at once by recv, the send loop's only other writer ------
+    // ---- control responses: queued by recv, written once per turn (the send loop's only other writer)
     /** reasons recv waits (a request's Effect went async, the stream's buffer is full) */
     let recvHolds = 0
     const hold = (wait: Effect.Effect<unknown>): void => {
