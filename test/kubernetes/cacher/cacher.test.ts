@@ -46,20 +46,19 @@ describe("Cacher", () => {
     const { store } = ours().newStore()
     const { cacher, close } = await cacherOver(store, { upperBoundCapacity: 100 })
     const first = await run(store.create("/pods/ns/a", pod("ns", "a")))
+    let last = first
     for (let i = 0; i < 149; i++) {
-      await run(
+      // the last write's RV from etcd itself: a get at RV "0" is served by the cache, which may
+      // not have seen every update yet (then "every event since" would get more than 10)
+      last = await run(
         store.guaranteedUpdate("/pods/ns/a", {
           tryUpdate: (o) => Effect.succeed({ object: { ...o, spec: { nodeName: `n${i}` } } })
         })
       )
     }
-    const last = await run(cacher.get("/pods/ns/a", { resourceVersion: "0" }))
-    for (
-      let i = 0;
-      i < 100 && cacher.internals.watchCache.resourceVersion < BigInt(last!.metadata.resourceVersion!);
-      i++
-    )
-      await new Promise((r) => setTimeout(r, 10))
+    // a get at that RV waits until the cache has it (waitUntilFreshAndBlock), so the ring has moved past `first`
+    await run(cacher.get("/pods/ns/a", { resourceVersion: last.metadata.resourceVersion! }))
+    expect(cacher.internals.watchCache.resourceVersion).toBeGreaterThanOrEqual(BigInt(last.metadata.resourceVersion!))
     const old = await Watching.start(cacher, "/pods/", {
       recursive: true,
       resourceVersion: first.metadata.resourceVersion
@@ -73,7 +72,7 @@ describe("Cacher", () => {
         message: expect.stringMatching(/^too old resource version: \d+ \(\d+\)$/)
       }
     })
-    const recent = BigInt(last!.metadata.resourceVersion!) - 10n
+    const recent = BigInt(last.metadata.resourceVersion!) - 10n
     const w = await Watching.start(cacher, "/pods/", { recursive: true, resourceVersion: recent.toString() })
     const events = await w.next(10)
     expect(events.map((x) => BigInt((x.object as KubeObject).metadata.resourceVersion!))).toEqual(
