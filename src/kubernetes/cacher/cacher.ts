@@ -282,9 +282,21 @@ const makeFace = Effect.gen(function* () {
       return yield* page(snap.elements, snap.resourceVersion, k, true, pred, limit, fromKey)
     })
 
+  /**
+   * Whether the cache may wait to reach `rv`. A quiet resource's cache reaches it only through a
+   * requested progress notification, which an etcd before 3.4.31/3.5.13 sends ahead of pending
+   * events (storage/etcd3/feature-support.ts): there the progress requester asks nothing and a
+   * read the cache has not reached yet goes to etcd instead.
+   */
+  const mayWaitFor = (rv: bigint): Effect.Effect<boolean> =>
+    rv <= watchCache.resourceVersion || storage.requestWatchProgressSupported === undefined
+      ? Effect.succeed(true)
+      : storage.requestWatchProgressSupported
+
   /** a consistent read: the cache must reach etcd's current RV, else etcd answers */
   const waitConsistent = Effect.gen(function* () {
     const current = yield* storage.getCurrentResourceVersion
+    if (!(yield* mayWaitFor(current))) return false
     const fresh = yield* Effect.either(watchCache.waitUntilFresh(current))
     if (Either.isRight(fresh)) return true
     if (isTooLargeResourceVersion(fresh.left)) return false
@@ -318,13 +330,14 @@ const makeFace = Effect.gen(function* () {
           if (!(yield* waitConsistent)) return yield* storage.getList(key, options)
           return yield* snapshotList(key, options, k, true, 0n, pred.limit, token.right.fromKey)
         }
+        if (!(yield* mayWaitFor(token.right.rv))) return yield* storage.getList(key, options)
         yield* watchCache.waitUntilFresh(token.right.rv)
         return yield* snapshotList(key, options, k, true, token.right.rv, pred.limit, token.right.fromKey)
       }
       const rv = yield* parseListResourceVersion(rvText)
       if (match === "Exact" || (match === "" && pred.limit > 0 && rvText !== "" && rvText !== "0")) {
         // Exact "0" and the like: etcd3 has the validation errors
-        if (rv === 0n) return yield* storage.getList(key, options)
+        if (rv === 0n || !(yield* mayWaitFor(rv))) return yield* storage.getList(key, options)
         yield* watchCache.waitUntilFresh(rv)
         return yield* snapshotList(key, options, k, recursive, rv, pred.limit, "")
       }
@@ -333,6 +346,7 @@ const makeFace = Effect.gen(function* () {
         if (!(yield* waitConsistent)) return yield* storage.getList(key, options)
         return yield* snapshotList(key, options, k, recursive, 0n, pred.limit, "")
       }
+      if (!(yield* mayWaitFor(rv))) return yield* storage.getList(key, options)
       yield* watchCache.waitUntilFresh(rv)
       // RV "0" (and NotOlderThan): the latest state; with RV "0" the cache ignores the limit (cacher.go)
       return yield* snapshotList(key, options, k, recursive, 0n, rvText === "0" ? 0 : pred.limit, "")
@@ -344,6 +358,7 @@ const makeFace = Effect.gen(function* () {
       if (rvText === "" || !ready.isReady) return yield* storage.get(key, options)
       const k = yield* prepare(key, false)
       const rv = yield* parseListResourceVersion(rvText)
+      if (!(yield* mayWaitFor(rv))) return yield* storage.get(key, options)
       yield* watchCache.waitUntilFresh(rv)
       const el = watchCache.store.get(k)
       if (el === undefined) {

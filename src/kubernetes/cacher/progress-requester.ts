@@ -1,6 +1,7 @@
 /**
  * cacher/progress/watch_progress.go: while a read waits for the watch cache to catch up, ask etcd
- * for a progress notification every 100 ms, so a quiet resource's cache learns the current RV.
+ * for a progress notification every 100 ms, so a quiet resource's cache learns the current RV —
+ * only where etcd answers such a request safely (storage/etcd3/feature-support.ts).
  */
 import { Effect, Layer } from "effect"
 import { Storage } from "../storage/interfaces.js"
@@ -17,7 +18,11 @@ export const progressRequesterLayer: Layer.Layer<never, never, Storage | WatchCa
       Effect.gen(function* () {
         for (;;) {
           yield* Effect.sleep(PROGRESS_REQUEST_PERIOD)
-          if (watchCache.waiting > 0) yield* Effect.ignore(storage.requestWatchProgress)
+          if (watchCache.waiting === 0) continue
+          // an etcd that answers ahead of pending events would advance the cache past them
+          if (storage.requestWatchProgressSupported !== undefined && !(yield* storage.requestWatchProgressSupported))
+            continue
+          yield* Effect.ignore(storage.requestWatchProgress)
         }
       })
     )

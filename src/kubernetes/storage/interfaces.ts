@@ -133,6 +133,11 @@ export interface StorageService {
   readonly readinessCheck: Effect.Effect<void, StatusError>
   /** storage.Interface.RequestWatchProgress: ask etcd for a progress notification on watches */
   readonly requestWatchProgress: Effect.Effect<void, StatusError>
+  /**
+   * Whether the Cacher may rely on RequestWatchProgress (the feature support checker's
+   * RequestWatchProgress; etcd3/feature-support.ts). Absent: it may.
+   */
+  readonly requestWatchProgressSupported?: Effect.Effect<boolean>
   /** storage.Interface.GetCurrentResourceVersion: a quorum read of the current revision */
   readonly getCurrentResourceVersion: Effect.Effect<bigint, StatusError>
   /** storage.Interface.CompactRevision: the last compaction revision this store has seen */

@@ -38,6 +38,7 @@ import { encryptCheck } from "../value/identity.js"
 import type { ValueTransformer } from "../value/transformer.js"
 import { parseResourceVersion, parseWatchResourceVersion } from "../versioner.js"
 import { readCompactRevision } from "./compact.js"
+import { requestWatchProgressCheck } from "./feature-support.js"
 import type { Etcd3StoreConfig } from "./config.js"
 import {
   compactedList,
@@ -534,6 +535,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     stats,
     readinessCheck: Effect.asVoid(currentRevision),
     requestWatchProgress: client.requestProgress({ requireLeader: true }),
+    requestWatchProgressSupported: requestWatchProgressCheck(client),
     getCurrentResourceVersion: currentRevision,
     compactRevision
   }
