@@ -123,6 +123,35 @@ export const loadWarning = (info: RunInfo): Array<string> => {
     : []
 }
 
+const median = (xs: ReadonlyArray<number>): number | undefined => {
+  if (xs.length === 0) return undefined
+  const s = [...xs].sort((a, b) => a - b)
+  const m = s.length >> 1
+  return s.length % 2 === 1 ? s[m] : (s[m - 1]! + s[m]!) / 2
+}
+
+/** The latency rows' p50 and p99 (medians over the rounds): the table's headline is the p99 alone. */
+export const latencyLines = (outcomes: ReadonlyArray<ScenarioOutcome>): Array<string> => {
+  const pick = (samples: ReadonlyArray<Sample>, q: "p50" | "p99") =>
+    median(
+      samples.flatMap((x) => {
+        const l =
+          x.error === undefined ? (x.detail?.["latencyMs"] as { p50: number; p99: number } | undefined) : undefined
+        return l === undefined ? [] : [l[q]]
+      })
+    )
+  const ms = (x: number | undefined) => (x === undefined ? "–" : `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`)
+  const lines = outcomes.flatMap((o) => {
+    const e50 = pick(o.samples.etcd, "p50")
+    const o50 = pick(o.samples["etcd-effect"], "p50")
+    if (e50 === undefined && o50 === undefined) return []
+    return [
+      `- ${o.spec.id}: etcd p50 ${ms(e50)}, p99 ${ms(pick(o.samples.etcd, "p99"))}; etcd-effect p50 ${ms(o50)}, p99 ${ms(pick(o.samples["etcd-effect"], "p99"))}`
+    ]
+  })
+  return lines.length === 0 ? [] : ["", "Latency, p50 and p99 (medians of the rounds):", "", ...lines]
+}
+
 /** The section between the markers (markers included). */
 export const renderSection = (info: RunInfo, outcomes: ReadonlyArray<ScenarioOutcome>, svgFile: string): string => {
   const withTarget = outcomes.filter((o) => o.spec.target !== undefined)
@@ -148,9 +177,10 @@ export const renderSection = (info: RunInfo, outcomes: ReadonlyArray<ScenarioOut
     `![ratio etcd-effect / etcd per scenario, log scale](${svgFile})`,
     "",
     renderMarkdownTable(outcomes),
+    ...latencyLines(outcomes),
     "",
     "How it is measured:",
-    `- Every measurement starts a fresh server with an empty data dir under \`os.tmpdir()\` (both on the same filesystem), waits until it answers a Range, runs the load, and stops it; only one server runs at a time. Each scenario runs ${info.rounds} round${info.rounds === 1 ? "" : "s"}, etcd first in odd rounds and etcd-effect first in even rounds; the table gives each system's median and every round's value.`,
+    `- Every measurement starts a fresh server with an empty data dir under \`os.tmpdir()\` (both on the same filesystem), waits until it answers a Range, runs a shorter warm-up of the same load that is not recorded (not for the idle-RSS rows, which open a warm-up stream instead, and not for \`watch-latency-cold\`, which times a fresh server's first seconds), runs the load, and stops it; only one server runs at a time. Each scenario runs ${info.rounds} round${info.rounds === 1 ? "" : "s"}, etcd first in odd rounds and etcd-effect first in even rounds; the table gives each system's median and every round's value.`,
     "- Same durability: etcd fsyncs its WAL before acknowledging a write, etcd-effect fdatasyncs its write-ahead log before acknowledging and commits LMDB with sync on (no `--unsafe-no-fsync`, no `noSync`).",
     "- etcd: Debian's `/usr/bin/etcd`, one member on loopback, default flags (`--log-level error`). etcd-effect: `node dist/cli/main.js serve` on loopback" +
       (info.notes !== undefined && info.notes.length > 0 ? ` (${info.notes.join("; ")})` : "") +

@@ -214,6 +214,13 @@ const measure = async (spec: ScenarioSpec, system: SystemName, round: number): P
   live = server
   let sample: Sample
   try {
+    if (spec.kind === "run" && !quick && spec.warmUp !== undefined) {
+      await runEffect(
+        Bench.run(spec.bench!, { ...spec.warmUp, endpoints: [server.endpoint] }).pipe(
+          Effect.timeoutFail({ duration: TIMEOUT, onTimeout: () => new Error(`warm-up timed out after ${TIMEOUT}`) })
+        )
+      )
+    }
     sample =
       spec.kind === "run"
         ? await measureRun(spec, options, server, round)

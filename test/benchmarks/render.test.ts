@@ -11,6 +11,7 @@ import {
   END_MARKER,
   escapeXml,
   logTicks,
+  latencyLines,
   renderSection,
   renderSvg,
   renderText,
@@ -160,6 +161,35 @@ describe("docs/benchmarks.md section", () => {
       docBegin < 0 ? doc : doc.slice(0, docBegin) + doc.slice(doc.indexOf(END_MARKER) + END_MARKER.length)
     expect(outside.replace(/\n+/g, "\n")).toBe(docOutside.replace(/\n+/g, "\n"))
     expect(rewriteSection(out, section)).toBe(out)
+  })
+})
+
+describe("latency percentiles", () => {
+  const withLatency = (rounds: Array<[number, number] | undefined>): Array<Sample> =>
+    rounds.map((r, i) =>
+      r === undefined
+        ? { round: i + 1, error: "timed out" }
+        : { round: i + 1, value: r[1], detail: { latencyMs: { p50: r[0], p90: 0, p99: r[1], max: 0, mean: 0 } } }
+    )
+  it("gives each latency row's p50 and p99 as medians of the rounds that did not fail", () => {
+    const s = spec("watch-latency")
+    const e = withLatency([
+      [1, 5],
+      [2, 7],
+      [3, 9]
+    ])
+    const o = withLatency([[0.5, 4], undefined, [1.5, 20]])
+    const lines = latencyLines([
+      { spec: s, params: "", samples: { etcd: e, "etcd-effect": o }, summary: summarize(s, e, o) },
+      outcome("put", [1, 2, 3], [1, 2, 3])
+    ])
+    expect(lines).toEqual([
+      "",
+      "Latency, p50 and p99 (medians of the rounds):",
+      "",
+      "- watch-latency: etcd p50 2.00 ms, p99 7.00 ms; etcd-effect p50 1.00 ms, p99 12.0 ms"
+    ])
+    expect(latencyLines([outcome("put", [1], [1])])).toEqual([])
   })
 })
 

@@ -95,10 +95,16 @@ describe("scenarios", () => {
     expect(t["put"]).toEqual({ op: ">=", ratio: 1 })
     expect(t["watch-idle"]).toEqual({ op: "<=", ratio: 1 })
     expect(t["range"]).toBeUndefined()
+    expect(t["watch-latency-cold"]).toBeUndefined()
     for (const s of scenarios) {
-      expect(s.higherIsBetter).toBe(s.target === undefined || s.target.op === ">=")
+      if (s.target !== undefined) expect(s.higherIsBetter).toBe(s.target.op === ">=")
       expect(s.kind === "run").toBe(s.bench !== undefined)
+      // every timed scenario but the cold one is measured after a warm-up of the same load
+      if (s.kind === "run") expect(s.warmUp !== undefined).toBe(s.id !== "watch-latency-cold")
     }
+    const cold = scenarios.find((s) => s.id === "watch-latency-cold")!
+    const warm = scenarios.find((s) => s.id === "watch-latency")!
+    expect([cold.bench, cold.options, cold.unit]).toEqual([warm.bench, warm.options, warm.unit])
   })
   it("--only selects in table order and rejects unknown names", () => {
     const picked = selectScenarios("put, watch")
