@@ -9,7 +9,8 @@ import { Effect, Exit } from "effect"
 
 export class PendingWrite<A, E> {
   private exit: Exit.Exit<A, E> | undefined = undefined
-  private waiters: Array<(exit: Exit.Exit<A, E>) => void> | undefined = undefined
+  // (typed loosely so that a PendingWrite<A> is a PendingWrite<unknown>: it is covariant in use)
+  private waiters: Array<(exit: Exit.Exit<any, any>) => void> | undefined = undefined
 
   /** the outcome, once known */
   poll(): Exit.Exit<A, E> | undefined {
