@@ -5,7 +5,10 @@
  * against the head state (staged revisions included), update the index, stage the backend batch —
  * then waits for that batch to be durable, then commits: `rev()` advances and the commit listener
  * sees the revision's events, always in revision order (batches become durable in staging order, so
- * durability of revision r implies every earlier one). Plain reads (Range, getAt, eventsBetween)
+ * durability of revision r implies every earlier one). The wait is the backend ticket's callback
+ * (`writeNow`), not a fiber: `putNow`/`deleteRangeNow`/`txnNow` return the outcome as an Exit or a
+ * PendingWrite (pending-write.ts) completed by that callback after the commit; the Effect methods
+ * wrap those. Plain reads (Range, getAt, eventsBetween)
  * read at `rev()`, the newest committed revision: a multi-version index makes that a consistent
  * view while later revisions are still in flight. A backend write failure stops the store: that
  * request and every later one fail with "etcdserver: server stopped" instead of serving diverged
