@@ -1,7 +1,7 @@
 /**
  * The Backend contract, run against both Layers: reads see staged batches at once, batches are
- * atomic, write Effects and writeNow tickets complete in staging order, contents match a Map model, and (LMDB) survive
- * a close and reopen.
+ * atomic, write Effects and writeNow tickets complete in staging order, contents match a Map
+ * model, and (LMDB) survive a close and reopen.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, FastCheck as fc, Fiber, Layer, Scope } from "effect"
