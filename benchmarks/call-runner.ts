@@ -1,13 +1,15 @@
 /**
  * The CallRunner's own CPU per unary call (src/server/grpc-bridge.ts), without a transport: calls
  * are EventEmitters, handlers are shaped like Range (an Effect that ends synchronously), Put (an
- * Effect that waits, as for its WAL group) and Range as it answers now (a plain Exit). To compare
- * two builds, run each build's copy of this file.
+ * Effect that waits, as for its WAL group), Range as it answers now (a plain Exit) and Put as it
+ * answers now (a PendingWrite completed by the durability callback: mvcc/pending-write.ts). To
+ * compare two builds, run each build's copy of this file.
  *
  *   npm run build && node dist/benchmarks/call-runner.js
  */
 import { Effect, Exit, Scope } from "effect"
 import { EventEmitter } from "node:events"
+import { PendingWrite } from "../src/mvcc/pending-write.js"
 import { makeCallRunner } from "../src/server/grpc-bridge.js"
 
 class FakeCall extends EventEmitter {
@@ -46,7 +48,15 @@ const main = async () => {
       ) as Handler,
       true
     ],
-    "plain Exit (Range now)": [runner.unary("Range", (req) => Exit.succeed({ r: req })) as Handler, false]
+    "plain Exit (Range now)": [runner.unary("Range", (req) => Exit.succeed({ r: req })) as Handler, false],
+    "PendingWrite (Put now)": [
+      runner.unary("Put", (req) => {
+        const w = new PendingWrite<unknown, never>()
+        waiters.push(() => w.complete(Exit.succeed(req)))
+        return w.map((r) => ({ r }))
+      }) as Handler,
+      true
+    ]
   }
   const run = async ([h, waits]: [Handler, boolean], n: number): Promise<number> => {
     let done = 0

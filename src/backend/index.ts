@@ -1,4 +1,4 @@
 /** The storage backend service and its two layers. */
-export { Backend, BackendError, type BackendShape, type BucketName, type WriteOp } from "./backend.js"
+export { Backend, BackendError, type BackendShape, type BucketName, type WriteOp, type WriteTicket } from "./backend.js"
 export { layerLmdb, type LmdbOptions } from "./lmdb.js"
 export { layerMemory } from "./memory.js"

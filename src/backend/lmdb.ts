@@ -10,8 +10,8 @@
  *    LMDB.
  * 2. WAL group commit: one group is in flight at a time (one write of all its records, then ONE
  *    fdatasync, both on libuv's threadpool); batches staged meanwhile make up the next group. When
- *    the fdatasync returns, the group's write Effects complete, in staging order: the batches are
- *    durable.
+ *    the fdatasync returns, the group's write Effects complete and its tickets' callbacks run
+ *    (`writeNow`: the batch is its own ticket), in staging order: the batches are durable.
  * 3. LMDB apply: every `commitIntervalMs` (100 ms, etcd's backend batch interval), or sooner once
  *    `commitLimitOps` ops wait (10000, etcd's batch limit), all WAL-durable batches go into ONE LMDB
  *    transaction, together with the seq of the last one (the "applied" mark, in LMDB's "wal"
@@ -34,7 +34,7 @@ import * as fs from "node:fs"
 import { Effect, Layer, type Scope } from "effect"
 import { open, type Database, type RootDatabase } from "lmdb"
 import { errorText } from "../errors.js"
-import { Backend, BackendError, type BackendShape, type BucketName, type WriteOp } from "./backend.js"
+import { Backend, BackendError, type BackendShape, type BucketName, type WriteOp, type WriteTicket } from "./backend.js"
 import { fsyncDir, type LockMode, openDataDir } from "./data-dir.js"
 import { BUCKETS, SnapshotWriter } from "./snapshot-format.js"
 import { compareBytes, SortedBucket } from "./sorted-bucket.js"
@@ -72,17 +72,25 @@ export interface LmdbStats {
   replayed: number
 }
 
-interface Batch {
-  /** staging order, over every batch (flush markers too) */
-  readonly seq: number
-  /** WAL sequence number; 0 for an empty batch (a flush marker), which is not logged */
-  readonly walSeq: number
-  /** the batch's ops, keys and values being views into `record` */
-  readonly ops: ReadonlyArray<WriteOp>
-  readonly record: Buffer | undefined
-  state: "pending" | "done" | "failed"
-  error: BackendError | undefined
-  waiters: Array<(error: BackendError | undefined) => void> | undefined
+/** One staged batch; it is its own WriteTicket (`onDone`). */
+class Batch implements WriteTicket {
+  state: "pending" | "done" | "failed" = "pending"
+  error: BackendError | undefined = undefined
+  waiters: Array<(error: BackendError | undefined) => void> | undefined = undefined
+  constructor(
+    /** staging order, over every batch (flush markers too) */
+    readonly seq: number,
+    /** WAL sequence number; 0 for an empty batch (a flush marker), which is not logged */
+    readonly walSeq: number,
+    /** the batch's ops, keys and values being views into `record` */
+    readonly ops: ReadonlyArray<WriteOp>,
+    readonly record: Buffer | undefined
+  ) {}
+
+  onDone(f: (error: BackendError | undefined) => void): void {
+    if (this.state === "pending") (this.waiters ??= []).push(f)
+    else f(this.error)
+  }
 }
 
 interface OverlayEntry {
@@ -510,20 +518,12 @@ const makeCore = (options: CoreOptions) => {
     const s = ++seq
     let b: Batch
     if (ops.length === 0) {
-      b = { seq: s, walSeq: 0, ops, record: undefined, state: "pending", error: undefined, waiters: undefined }
+      b = new Batch(s, 0, ops, undefined)
     } else {
       // The one copy: the WAL record; the overlay and the LMDB transaction use views into it.
       const ws = ++walSeq
       const encoded = encodeRecord(ws, ops)
-      b = {
-        seq: s,
-        walSeq: ws,
-        ops: encoded.ops,
-        record: encoded.record,
-        state: "pending",
-        error: undefined,
-        waiters: undefined
-      }
+      b = new Batch(s, ws, encoded.ops, encoded.record)
       pendingBytes += encoded.record.length
       stageInOverlay(b)
       stats.batches++
@@ -647,6 +647,7 @@ const makeCore = (options: CoreOptions) => {
     get,
     range,
     write,
+    writeNow: stage,
     flush,
     sizeBytes: () => {
       try {

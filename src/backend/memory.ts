@@ -4,7 +4,16 @@
  * immediately; staging order is trivially commit order. Contents live as long as the Layer's scope.
  */
 import { Effect, Layer } from "effect"
-import { Backend, BackendError, type BackendShape, type BucketName, type WriteOp } from "./backend.js"
+import {
+  awaitTicket,
+  Backend,
+  BackendError,
+  type BackendShape,
+  type BucketName,
+  durableTicket,
+  type WriteOp,
+  type WriteTicket
+} from "./backend.js"
 import { SnapshotWriter, BUCKETS } from "./snapshot-format.js"
 import { SortedBucket } from "./sorted-bucket.js"
 import { validateOps } from "./validate.js"
@@ -53,6 +62,14 @@ export const makeMemoryBackend = (): { readonly backend: BackendShape; readonly 
     }
   }
 
+  const writeNow = (ops: ReadonlyArray<WriteOp>): WriteTicket | BackendError => {
+    if (closed) return closedError()
+    const invalid = validateOps(ops)
+    if (invalid !== undefined) return invalid
+    apply(ops)
+    return durableTicket
+  }
+
   const backend: BackendShape = {
     get: (bucket, key) => buckets[bucket].get(key),
     range: (bucket, start, end, limit) => {
@@ -64,13 +81,8 @@ export const makeMemoryBackend = (): { readonly backend: BackendShape; readonly 
       })
       return out
     },
-    write: (ops) => {
-      if (closed) return Effect.fail(closedError())
-      const invalid = validateOps(ops)
-      if (invalid !== undefined) return Effect.fail(invalid)
-      apply(ops)
-      return Effect.void
-    },
+    write: (ops) => awaitTicket(writeNow(ops)),
+    writeNow,
     flush: Effect.suspend(() => (closed ? Effect.fail(closedError()) : Effect.void)),
     sizeBytes: bytes,
     sizeInUseBytes: bytes,

@@ -35,3 +35,4 @@ export {
 export { compareRevision, type Revision } from "./revision.js"
 export { failOnFatal, Fatal, type FatalShape, LoopDied, supervised } from "./fatal.js"
 export { RecoveryError } from "./recovery-error.js"
+export { PendingWrite, type WriteResult } from "./pending-write.js"

@@ -10,6 +10,7 @@ import { Context, type Effect, type Exit, type Scope } from "effect"
 import type { WriteOp } from "../backend/backend.js"
 import type { EtcdError } from "../errors.js"
 import type { Event, KeyValue } from "./key-value.js"
+import type { WriteResult } from "./pending-write.js"
 
 export interface ResponseHeader {
   /** the store revision the response reflects */
@@ -142,6 +143,16 @@ export interface MvccStoreShape {
   readonly put: (req: PutRequest) => Effect.Effect<PutResponse, EtcdError>
   readonly deleteRange: (req: DeleteRangeRequest) => Effect.Effect<DeleteRangeResponse, EtcdError>
   readonly txn: (req: TxnRequest) => Effect.Effect<TxnResponse, EtcdError>
+  /**
+   * The write fast path: `put`/`deleteRange`/`txn` checked, evaluated and staged now, with no
+   * Effect to run. The outcome is a plain Exit when known at once (a refused request, a read-only
+   * txn, a backend durable at once), else a PendingWrite completed — in revision order, after the
+   * commit listeners ran — once the batch is durable (server/grpc-bridge.ts answers from it without
+   * a fiber). Same checks, errors, logs and store stop as the Effect methods, which are built on these.
+   */
+  readonly putNow: (req: PutRequest) => WriteResult<PutResponse, EtcdError>
+  readonly deleteRangeNow: (req: DeleteRangeRequest) => WriteResult<DeleteRangeResponse, EtcdError>
+  readonly txnNow: (req: TxnRequest) => WriteResult<TxnResponse, EtcdError>
   /** Sets the watermark at once; with `physical` waits until superseded revisions are removed. */
   readonly compact: (revision: number, physical?: boolean) => Effect.Effect<CompactResponse, EtcdError>
 

@@ -5,14 +5,17 @@
  * against the head state (staged revisions included), update the index, stage the backend batch —
  * then waits for that batch to be durable, then commits: `rev()` advances and the commit listener
  * sees the revision's events, always in revision order (batches become durable in staging order, so
- * durability of revision r implies every earlier one). Plain reads (Range, getAt, eventsBetween)
+ * durability of revision r implies every earlier one). The wait is the backend ticket's callback
+ * (`writeNow`), not a fiber: `putNow`/`deleteRangeNow`/`txnNow` return the outcome as an Exit or a
+ * PendingWrite (pending-write.ts) completed by that callback after the commit; the Effect methods
+ * wrap those. Plain reads (Range, getAt, eventsBetween)
  * read at `rev()`, the newest committed revision: a multi-version index makes that a consistent
  * view while later revisions are still in flight. A backend write failure stops the store: that
  * request and every later one fail with "etcdserver: server stopped" instead of serving diverged
  * state.
  */
-import { Context, Deferred, Effect, Exit, FiberId, Layer, Queue, type Scope } from "effect"
-import { Backend, type BackendError, type BackendShape, type WriteOp } from "../backend/backend.js"
+import { Context, Deferred, Effect, Exit, FiberId, Layer, Queue, Runtime, type Scope } from "effect"
+import { Backend, BackendError, type BackendShape, type WriteOp, type WriteTicket } from "../backend/backend.js"
 import { EtcdError, Errors } from "../errors.js"
 import { applyDeleteRange, applyPut, applyRange, applyTxnOps, isTxnReadonly, prepareTxn } from "./apply.js"
 import { KeyIndex } from "./key-index.js"
@@ -32,6 +35,7 @@ import {
   type TxnResponse
 } from "./kv.js"
 import { supervised } from "./fatal.js"
+import { PendingWrite, toEffect, type WriteResult } from "./pending-write.js"
 import { RecoveryError } from "./recovery-error.js"
 import { bytesToMain, bytesToSub, decodeKeyValue, isTombstoneKey, revToBytes } from "./kv-codec.js"
 import {
@@ -211,7 +215,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       return stopped
     }
 
-    /** Waits for a staged batch, then commits through `rev` (0: commits nothing new). */
+    /** Waits for a staged batch, then commits through `rev` (0: commits nothing new). For compact. */
     const awaitDurable = (durable: Effect.Effect<void, BackendError>, rev: number): Effect.Effect<void, EtcdError> =>
       Effect.uninterruptible(
         Effect.matchEffect(durable, {
@@ -223,31 +227,88 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
 
     const commitSafely = (rev: number): Effect.Effect<void> =>
       Effect.suspend(() => {
-        try {
-          commitThrough(rev)
-          return Effect.void
-        } catch (e) {
-          // a watcher may have missed this acknowledged revision: serving on would break the watch
-          // guarantee, so the store stops and the failure is a defect, not a log line
-          fail()
-          return Effect.zipRight(Effect.logError("mvcc: commit listener threw; store stopped", e), Effect.die(e))
-        }
+        const e = commitNow(rev)
+        return e === undefined ? Effect.void : Effect.die(e.defect)
       })
 
-    /** A result read at head revision h must not be returned before h is durable. */
-    const awaitHead = (h: number): Effect.Effect<void, EtcdError> =>
-      h > core.committedRev ? awaitDurable(backend.flush, h) : Effect.void
+    // The write fast path logs on the store's runtime: it has no fiber of its own.
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    const logError = (message: string, cause: unknown): void => {
+      runFork(Effect.logError(message, cause))
+    }
 
-    /** Stages the txn's batch (plus `extra`) as revision beginRev + 1 and waits for it to commit. */
-    const stage = (txn: TxnWrite, extra?: ReadonlyArray<WriteOp>): Effect.Effect<void, EtcdError> => {
+    /** commitThrough(rev); a throwing listener stops the store (logged), its error is returned. */
+    const commitNow = (rev: number): { readonly defect: unknown } | undefined => {
+      try {
+        commitThrough(rev)
+        return undefined
+      } catch (e) {
+        // a watcher may have missed this acknowledged revision: serving on would break the watch
+        // guarantee, so the store stops and the failure is a defect, not a log line
+        fail()
+        logError("mvcc: commit listener threw; store stopped", e)
+        return { defect: e }
+      }
+    }
+
+    /**
+     * The outcome of `result` once the staged batch's ticket settles: committed through `rev` (0:
+     * nothing new) on success, the store stopped on failure. Runs in the backend's settle callback,
+     * which comes in staging order: commits, and so watchers, stay in revision order.
+     */
+    const afterDurable = <A>(ticket: WriteTicket, rev: number, result: A): WriteResult<A, EtcdError> => {
+      let sync: Exit.Exit<A, EtcdError> | undefined
+      let pending: PendingWrite<A, EtcdError> | undefined
+      ticket.onDone((error) => {
+        let exit: Exit.Exit<A, EtcdError>
+        if (error !== undefined) {
+          logError("mvcc: backend write failed; store stopped", error)
+          exit = Exit.fail(fail())
+        } else {
+          const e = rev > 0 ? commitNow(rev) : undefined
+          exit = e === undefined ? Exit.succeed(result) : Exit.die(e.defect)
+        }
+        if (pending === undefined) sync = exit
+        else pending.complete(exit)
+      })
+      if (sync !== undefined) return sync
+      pending = new PendingWrite<A, EtcdError>()
+      return pending
+    }
+
+    /** backend.writeNow, a throw being a failure that stops the store (logged as `what`). */
+    const writeBatch = (ops: ReadonlyArray<WriteOp>, what: string): WriteTicket | EtcdError => {
+      let ticket: WriteTicket | BackendError
+      try {
+        ticket = backend.writeNow(ops)
+      } catch (e) {
+        logError(what, e)
+        return fail()
+      }
+      if (ticket instanceof BackendError) {
+        logError("mvcc: backend write failed; store stopped", ticket)
+        return fail()
+      }
+      return ticket
+    }
+
+    /** Stages the txn's batch (plus `extra`) as revision beginRev + 1; done once it commits. */
+    const stage = <A>(txn: TxnWrite, result: A, extra?: ReadonlyArray<WriteOp>): WriteResult<A, EtcdError> => {
       const rev = txn.beginRev + 1
       const ops = extra !== undefined && extra.length > 0 ? [...txn.ops, ...extra] : txn.ops
-      let durable: Effect.Effect<void, BackendError>
+      let ticket: WriteTicket | BackendError
       try {
-        durable = backend.write(ops)
+        ticket = backend.writeNow(ops)
       } catch (e) {
         txn.abort()
-        return Effect.zipRight(Effect.logError("mvcc: backend write threw; store stopped", e), Effect.fail(fail()))
+        logError("mvcc: backend write threw; store stopped", e)
+        return Exit.fail(fail())
+      }
+      if (ticket instanceof BackendError) {
+        // refused before staging (closed, failed): nothing of this txn is in the backend
+        txn.abort()
+        logError("mvcc: backend write failed; store stopped", ticket)
+        return Exit.fail(fail())
       }
       core.headRev = rev
       const events = txn.events()
@@ -257,47 +318,40 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         txn.applyLessorOps()
       } catch (e) {
         // the revision is staged and stands; a misbehaving lessor must not undo it
-        return Effect.zipRight(Effect.logError("mvcc: lessor attach/detach threw", e), awaitDurable(durable, rev))
+        logError("mvcc: lessor attach/detach threw", e)
       }
-      return awaitDurable(durable, rev)
+      return afterDurable(ticket, rev, result)
     }
 
-    /** Runs `f` on a fresh write txn; on success stages it (or waits for head), on error rolls back. */
-    const write = <A>(f: (txn: TxnWrite) => A, extra?: ReadonlyArray<WriteOp>): Effect.Effect<A, EtcdError> =>
-      Effect.suspend(() => {
-        if (stopped !== undefined) return Effect.fail(stopped)
-        const txn = new TxnWrite(core)
-        let result: A
-        try {
-          result = f(txn)
-        } catch (e) {
-          txn.abort()
-          if (e instanceof EtcdError) return Effect.fail(e)
-          return Effect.die(e)
-        }
-        if (txn.changeCount() > 0) return Effect.as(stage(txn, extra), result)
-        if (extra !== undefined && extra.length > 0) {
-          let durable: Effect.Effect<void, BackendError>
-          try {
-            durable = backend.write(extra)
-          } catch (e) {
-            return Effect.zipRight(Effect.logError("mvcc: backend write threw", e), Effect.fail(fail()))
-          }
-          return Effect.as(awaitDurable(durable, txn.beginRev), result)
-        }
-        return Effect.as(awaitHead(txn.beginRev), result)
-      })
+    /**
+     * Runs `f` on a fresh write txn, synchronously; on success stages it (or waits for head), on
+     * error rolls back. The outcome is known now (a refused request, a backend durable at once) or
+     * once the batch is durable and committed.
+     */
+    const writeNow = <A>(f: (txn: TxnWrite) => A, extra?: ReadonlyArray<WriteOp>): WriteResult<A, EtcdError> => {
+      if (stopped !== undefined) return Exit.fail(stopped)
+      const txn = new TxnWrite(core)
+      let result: A
+      try {
+        result = f(txn)
+      } catch (e) {
+        txn.abort()
+        if (e instanceof EtcdError) return Exit.fail(e)
+        return Exit.die(e)
+      }
+      if (txn.changeCount() > 0) return stage(txn, result, extra)
+      if (extra !== undefined && extra.length > 0) {
+        const ticket = writeBatch(extra, "mvcc: backend write threw")
+        return ticket instanceof EtcdError ? Exit.fail(ticket) : afterDurable(ticket, txn.beginRev, result)
+      }
+      // A result read at head revision h must not be returned before h is durable.
+      if (txn.beginRev <= core.committedRev) return Exit.succeed(result)
+      const flushed = writeBatch([], "mvcc: backend write threw")
+      return flushed instanceof EtcdError ? Exit.fail(flushed) : afterDurable(flushed, txn.beginRev, result)
+    }
 
-    const read = <A>(f: (view: TxnRead) => A): Effect.Effect<A, EtcdError> =>
-      Effect.suspend(() => {
-        if (stopped !== undefined) return Effect.fail(stopped)
-        try {
-          return Effect.succeed(f(new TxnRead(core, core.committedRev, core.compactMainRev)))
-        } catch (e) {
-          if (e instanceof EtcdError) return Effect.fail(e)
-          return Effect.die(e)
-        }
-      })
+    const write = <A>(f: (txn: TxnWrite) => A, extra?: ReadonlyArray<WriteOp>): Effect.Effect<A, EtcdError> =>
+      Effect.suspend(() => toEffect(writeNow(f, extra)))
 
     const tooLarge = (size: number): boolean => internalRaftRequestSize(size) > maxRequestBytes
 
@@ -315,42 +369,51 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
 
     const range = (req: RangeRequest): Effect.Effect<RangeResponse, EtcdError> => Effect.suspend(() => rangeNow(req))
 
-    const put = (req: PutRequest): Effect.Effect<PutResponse, EtcdError> =>
-      Effect.suspend(() => {
-        const e = checkPutRequest(req)
-        if (e !== undefined) return Effect.fail(e)
-        if (tooLarge(putRequestSize(req))) return Effect.fail(Errors.requestTooLarge())
-        return write((txn) => applyPut(txn, req, true))
+    const putNow = (req: PutRequest): WriteResult<PutResponse, EtcdError> => {
+      const e = checkPutRequest(req)
+      if (e !== undefined) return Exit.fail(e)
+      if (tooLarge(putRequestSize(req))) return Exit.fail(Errors.requestTooLarge())
+      return writeNow((txn) => applyPut(txn, req, true))
+    }
+
+    const deleteRangeNow = (req: DeleteRangeRequest): WriteResult<DeleteRangeResponse, EtcdError> => {
+      const e = checkDeleteRequest(req)
+      if (e !== undefined) return Exit.fail(e)
+      if (tooLarge(deleteRangeRequestSize(req))) return Exit.fail(Errors.requestTooLarge())
+      return writeNow((txn) => applyDeleteRange(txn, req))
+    }
+
+    const txnNow = (req: TxnRequest): WriteResult<TxnResponse, EtcdError> => {
+      const e = checkTxn(req, maxTxnOps)
+      if (e !== undefined) return Exit.fail(e)
+      if (isTxnReadonly(req)) {
+        // served from the committed state, like etcd's read-only txns (no raft, no size check)
+        if (stopped !== undefined) return Exit.fail(stopped)
+        try {
+          const view = new TxnRead(core, core.committedRev, core.compactMainRev)
+          const path = prepareTxn(view, req, false)
+          const { succeeded, responses } = applyTxnOps(view, req, path)
+          return Exit.succeed({ header: { revision: view.rev() }, succeeded, responses })
+        } catch (e) {
+          if (e instanceof EtcdError) return Exit.fail(e)
+          return Exit.die(e)
+        }
+      }
+      if (tooLarge(txnRequestSize(req))) return Exit.fail(Errors.requestTooLarge())
+      return writeNow<TxnResponse>((w) => {
+        const path = prepareTxn(new TxnRead(core, core.headRev, core.compactMainRev), req, true)
+        const { succeeded, responses } = applyTxnOps(w, req, path)
+        const revision = w.changeCount() > 0 ? w.beginRev + 1 : w.beginRev
+        return { header: { revision }, succeeded, responses }
       })
+    }
+
+    const put = (req: PutRequest): Effect.Effect<PutResponse, EtcdError> => Effect.suspend(() => toEffect(putNow(req)))
 
     const deleteRange = (req: DeleteRangeRequest): Effect.Effect<DeleteRangeResponse, EtcdError> =>
-      Effect.suspend(() => {
-        const e = checkDeleteRequest(req)
-        if (e !== undefined) return Effect.fail(e)
-        if (tooLarge(deleteRangeRequestSize(req))) return Effect.fail(Errors.requestTooLarge())
-        return write((txn) => applyDeleteRange(txn, req))
-      })
+      Effect.suspend(() => toEffect(deleteRangeNow(req)))
 
-    const txn = (req: TxnRequest): Effect.Effect<TxnResponse, EtcdError> =>
-      Effect.suspend(() => {
-        const e = checkTxn(req, maxTxnOps)
-        if (e !== undefined) return Effect.fail(e)
-        if (isTxnReadonly(req)) {
-          // served from the committed state, like etcd's read-only txns (no raft, no size check)
-          return read((view) => {
-            const path = prepareTxn(view, req, false)
-            const { succeeded, responses } = applyTxnOps(view, req, path)
-            return { header: { revision: view.rev() }, succeeded, responses }
-          })
-        }
-        if (tooLarge(txnRequestSize(req))) return Effect.fail(Errors.requestTooLarge())
-        return write((w) => {
-          const path = prepareTxn(new TxnRead(core, core.headRev, core.compactMainRev), req, true)
-          const { succeeded, responses } = applyTxnOps(w, req, path)
-          const revision = w.changeCount() > 0 ? w.beginRev + 1 : w.beginRev
-          return { header: { revision }, succeeded, responses }
-        })
-      })
+    const txn = (req: TxnRequest): Effect.Effect<TxnResponse, EtcdError> => Effect.suspend(() => toEffect(txnNow(req)))
 
     const compact = (revision: number, physical = false): Effect.Effect<{ header: { revision: number } }, EtcdError> =>
       Effect.suspend(() => {
@@ -495,8 +558,11 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       range,
       rangeNow,
       put,
+      putNow,
       deleteRange,
+      deleteRangeNow,
       txn,
+      txnNow,
       compact,
       subscribeCommits: (l) =>
         Effect.acquireRelease(

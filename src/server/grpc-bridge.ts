@@ -1,6 +1,7 @@
 /**
  * grpc-js ↔ Effect: every stream is a fiber in the server's FiberSet runtime; a unary call is one
- * only while it waits (the fast path: `unary` below).
+ * only while it waits (the fast path: `unary` below), and a write answered from a PendingWrite
+ * (mvcc/pending-write.ts) is never one: its answer comes from the store's durability callback.
  *
  * - Client cancel and deadline → the call's fiber is interrupted, which replaces Go's ctx.Done().
  *   grpc-js emits 'cancelled' when the client resets the stream, but not when the deadline passes:
@@ -24,6 +25,7 @@
 import type * as grpc from "@grpc/grpc-js"
 import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, Runtime, type Scope } from "effect"
 import { EtcdError, Errors, GrpcCode } from "../errors.js"
+import { PendingWrite } from "../mvcc/pending-write.js"
 import { MalformedRequest } from "./unmarshal-check.js"
 
 /** What a failed call ends with: grpc-js' status object shape. */
@@ -121,7 +123,10 @@ export interface CallRunner {
   /** A unary handler for grpc-js. */
   readonly unary: <Req, Res>(
     method: string,
-    f: (request: Req, call: grpc.ServerUnaryCall<Req, Res>) => Effect.Effect<Res, EtcdError>
+    f: (
+      request: Req,
+      call: grpc.ServerUnaryCall<Req, Res>
+    ) => Effect.Effect<Res, EtcdError> | PendingWrite<Res, EtcdError>
   ) => grpc.handleUnaryCall<Req, Res>
   /** A bidi-streaming handler: `f` owns the call until its Effect ends (then OK, or the failure's status). */
   readonly bidi: <Req, Res>(
@@ -135,10 +140,11 @@ export interface CallRunner {
   ) => grpc.handleServerStreamingCall<Req, Res>
   /**
    * Graceful stop: refuse new calls, interrupt every stream (each ends with Unavailable), give
-   * unary calls `grace` to finish, then interrupt what is left.
+   * unary calls `grace` to finish (pending writes included), then interrupt what is left and
+   * answer the pending writes still waiting with Unavailable.
    */
   readonly shutdown: (grace: Duration.DurationInput) => Effect.Effect<void>
-  /** calls in flight (unary, streams) */
+  /** calls in flight (unary: fibers and pending writes; streams) */
   readonly inFlight: () => { readonly unary: number; readonly streams: number }
 }
 
@@ -153,6 +159,33 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
     }
     const runStream = yield* FiberSet.runtime(streamSet)<never>()
     let closing = false
+    /**
+     * Unary calls answered from a PendingWrite (a write waiting for durability without a fiber):
+     * each entry answers its call once, from the write's outcome or from shutdown past its grace.
+     */
+    const pendingWrites = new Set<(exit: Exit.Exit<unknown, EtcdError>) => void>()
+    /** shutdown waiting for pendingWrites to empty */
+    let drained: Array<() => void> = []
+    const settlePending = (
+      entry: (exit: Exit.Exit<unknown, EtcdError>) => void,
+      exit: Exit.Exit<unknown, EtcdError>
+    ) => {
+      if (!pendingWrites.delete(entry)) return // answered by shutdown already
+      entry(exit)
+      if (pendingWrites.size === 0 && drained.length > 0) {
+        const ws = drained
+        drained = []
+        for (const w of ws) w()
+      }
+    }
+    const awaitNoPendingWrites: Effect.Effect<void> = Effect.async<void>((resume) => {
+      if (pendingWrites.size === 0) return resume(Effect.void)
+      const w = () => resume(Effect.void)
+      drained.push(w)
+      return Effect.sync(() => {
+        drained = drained.filter((x) => x !== w)
+      })
+    })
 
     /** Interrupts the fiber when the client cancels or the call's deadline passes. */
     const linkCancel = (call: CancellableCall, fiber: Fiber.RuntimeFiber<unknown, unknown>): (() => void) => {
@@ -200,11 +233,27 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
           if (status === undefined) callback(null, (exit as Exit.Success<any, EtcdError>).value)
           else callback(serviceError(status))
         }
-        let effect: Effect.Effect<unknown, EtcdError>
+        let effect: Effect.Effect<unknown, EtcdError> | PendingWrite<unknown, EtcdError>
         try {
           effect = f(call.request, call)
         } catch (e) {
           effect = Exit.die(e)
+        }
+        if (effect instanceof PendingWrite) {
+          // a write staged now, answered once durable: no fiber, no link (the write goes on even
+          // if the call is dropped; `answer` then drops the answer and counts the call as such)
+          const known = effect.poll()
+          if (known !== undefined) return answer(known)
+          const entry = (exit: Exit.Exit<unknown, EtcdError>): void => {
+            try {
+              answer(exit)
+            } catch {
+              // the transport is already gone: nothing left to tell the client
+            }
+          }
+          pendingWrites.add(entry)
+          effect.onDone((exit) => settlePending(entry, exit))
+          return
         }
         // a handler that answered with a plain Exit (a read): no fiber at all
         if (Exit.isExit(effect)) return answer(effect as Exit.Exit<unknown, EtcdError>)
@@ -262,7 +311,12 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
       Effect.gen(function* () {
         closing = true
         yield* FiberSet.clear(streamSet)
-        yield* FiberSet.awaitEmpty(unarySet).pipe(Effect.timeoutOption(Duration.decode(grace)))
+        yield* Effect.zip(FiberSet.awaitEmpty(unarySet), awaitNoPendingWrites, { concurrent: true }).pipe(
+          Effect.timeoutOption(Duration.decode(grace))
+        )
+        // Past the grace: a pending write still waiting is answered now, as an interrupted call
+        // (Unavailable "etcdserver: server stopped"); its write goes on and the store commits it.
+        for (const entry of Array.from(pendingWrites)) settlePending(entry, Exit.interrupt(FiberId.none))
         yield* FiberSet.clear(unarySet)
       })
 
@@ -277,7 +331,7 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
       bidi: (method, f) => stream(method, f),
       serverStream: (method, f) => stream(method, f),
       shutdown,
-      inFlight: () => ({ unary: count(unarySet), streams: count(streamSet) })
+      inFlight: () => ({ unary: count(unarySet) + pendingWrites.size, streams: count(streamSet) })
     } satisfies CallRunner
   })
 

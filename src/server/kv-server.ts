@@ -5,12 +5,18 @@
  * checks first, then the token's validation, then the permission checks (kv-auth.ts), in etcd's
  * order (its gRPC layer checks the request before the server reads the token). Compact checks no permission (etcd
  * 3.4 does not), but a bad token still fails it.
+ *
+ * Without auth, Range answers a plain Exit, and Put, DeleteRange and Txn whose quota check passes
+ * at once go through the store's write fast path (`putNow`…: an Exit or a PendingWrite the runner
+ * answers from the durability callback, grpc-bridge.ts); auth, a quota refusal and the NOSPACE
+ * alarm's activation keep the Effect path.
  */
 import { Effect, Exit } from "effect"
 import type { EtcdError } from "../errors.js"
 import type { LessorShape } from "../lease/lessor.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import { DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
+import { mapResult } from "../mvcc/pending-write.js"
 import {
   checkDeleteRequest,
   checkPutRequest,
@@ -51,6 +57,9 @@ export const makeKvService = (
   const auth = guard.store
   const quotaFirst = <A>(cost: number, eff: Effect.Effect<A, EtcdError>): Effect.Effect<A, EtcdError> =>
     quota === undefined ? eff : Effect.zipRight(quota.check(cost), eff)
+  /** the write fast path applies: no auth, and the quota (if any) passes with nothing to run */
+  const fast = (call: Parameters<typeof needsAuth>[1], cost: number | undefined): boolean =>
+    !needsAuth(guard, call) && (quota === undefined || cost === undefined || quota.passes(cost))
   return {
     Range: runner.unary("Range", (req, call) => {
       const r = rangeRequest(req)
@@ -67,6 +76,8 @@ export const makeKvService = (
     }),
     Put: runner.unary("Put", (req, call) => {
       const r = putRequest(req)
+      // the write fast path: staged now, answered from the store's durability callback (no fiber)
+      if (fast(call, costPut(req))) return mapResult(store.putNow(r), (res) => putResponse(header, res))
       const run = Effect.map(
         Effect.suspend(() => store.put(r)),
         (res) => putResponse(header, res)
@@ -82,6 +93,7 @@ export const makeKvService = (
     }),
     DeleteRange: runner.unary("DeleteRange", (req, call) => {
       const r = deleteRangeRequest(req)
+      if (fast(call, undefined)) return mapResult(store.deleteRangeNow(r), (res) => deleteRangeResponse(header, res))
       const run = Effect.map(
         Effect.suspend(() => store.deleteRange(r)),
         (res) => deleteRangeResponse(header, res)
@@ -94,6 +106,7 @@ export const makeKvService = (
     }),
     Txn: runner.unary("Txn", (req, call) => {
       const r = txnRequest(req)
+      if (fast(call, costTxn(req))) return mapResult(store.txnNow(r), (res) => txnResponse(header, res))
       const run = Effect.map(
         Effect.suspend(() => store.txn(r)),
         (res) => txnResponse(header, res)

@@ -52,12 +52,20 @@ export const costLeaseGrant = LEASE_OVERHEAD
 export interface Quota {
   /** Checks a write of `cost` bytes: fails with NOSPACE (raising the alarm) when it does not fit. */
   readonly check: (cost: number) => Effect.Effect<void, EtcdError>
+  /**
+   * Whether `check(cost)` would pass at once, with nothing to run: the write fast path
+   * (kv-server.ts) goes on without an Effect then, and takes `check` otherwise (refusal, alarm).
+   */
+  readonly passes: (cost: number) => boolean
 }
 
 export const makeQuota = (backend: BackendShape, alarms: Alarms, quotaBytes: number, memberId: bigint): Quota => {
   const memberID = memberId.toString()
   const refuse = Effect.fail(Errors.noSpace())
+  const passes = (cost: number): boolean =>
+    !(alarms.noSpace() && cost > 0) && backend.sizeInUseBytes() + cost < quotaBytes
   return {
+    passes,
     check: (cost) => {
       // applierV3Capped: a costless request (a read-only txn) still passes the interceptor below
       if (alarms.noSpace() && cost > 0) return refuse

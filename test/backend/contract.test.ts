@@ -1,7 +1,7 @@
 /**
  * The Backend contract, run against both Layers: reads see staged batches at once, batches are
- * atomic, write Effects complete in staging order, contents match a Map model, and (LMDB) survive
- * a close and reopen.
+ * atomic, write Effects and writeNow tickets complete in staging order, contents match a Map
+ * model, and (LMDB) survive a close and reopen.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Exit, FastCheck as fc, Fiber, Layer, Scope } from "effect"
@@ -259,6 +259,46 @@ for (const h of harnesses) {
         expect(hex(backend.get("meta", b(1))!)).toBe("012b")
         yield* close
       })
+    )
+
+    it.live(
+      "writeNow's tickets settle once each, in staging order; an empty batch's ticket once all before it did",
+      () =>
+        Effect.gen(function* () {
+          const { backend, close } = yield* openScoped(h, freshDir())
+          const settled: Array<number> = []
+          const errors: Array<unknown> = []
+          const n = 200
+          let flushAt = -1
+          for (let i = 0; i < n; i++) {
+            const t = backend.writeNow([op("key", b(i >> 8, i & 0xff), b(i & 0xff))])
+            if (!("onDone" in t)) throw new Error(`refused: ${t.message}`)
+            // staged at once, whether or not durable yet
+            expect(hex(backend.get("key", b(i >> 8, i & 0xff))!)).toBe(hex(b(i & 0xff)))
+            t.onDone((e) => {
+              if (e !== undefined) errors.push(e)
+              settled.push(i)
+            })
+            if (i === 120) {
+              const f = backend.writeNow([])
+              if (!("onDone" in f)) throw new Error("flush refused")
+              f.onDone(() => (flushAt = settled.length))
+            }
+            if (i % 29 === 0) yield* tick
+          }
+          yield* backend.flush
+          expect(errors).toEqual([])
+          expect(settled).toEqual(Array.from({ length: n }, (_, i) => i))
+          expect(flushAt).toBeGreaterThanOrEqual(121)
+          // a settled ticket calls back at once
+          let late = false
+          const t = backend.writeNow([op("key", b(9, 9), b(9))])
+          if (!("onDone" in t)) throw new Error("refused")
+          yield* backend.flush
+          t.onDone(() => (late = true))
+          expect(late).toBe(true)
+          yield* close
+        })
     )
 
     it.live("flush waits for everything staged; snapshot is a consistent copy including staged batches", () =>

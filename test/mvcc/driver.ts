@@ -76,7 +76,7 @@ const rangeArb = fc.record({
 })
 const filtersArb = fc.array(fc.option(revSel, { freq: 4, nil: null }), { minLength: 4, maxLength: 4 })
 
-const putArb: fc.Arbitrary<MPut> = fc
+export const putArb: fc.Arbitrary<MPut> = fc
   .record({
     key: keyOrEmpty,
     value,
@@ -92,7 +92,7 @@ const putArb: fc.Arbitrary<MPut> = fc
     lease: p.ignoreLease && p.lease !== 3n ? 0n : p.lease
   }))
 
-const deleteArb: fc.Arbitrary<MDelete> = fc.record({ key: keyOrEmpty, rangeEnd, prevKv: fc.boolean() })
+export const deleteArb: fc.Arbitrary<MDelete> = fc.record({ key: keyOrEmpty, rangeEnd, prevKv: fc.boolean() })
 
 const compareArb: fc.Arbitrary<MCompare> = fc.record({
   key: keyOrEmpty,
@@ -104,7 +104,7 @@ const compareArb: fc.Arbitrary<MCompare> = fc.record({
   lease: fc.constantFrom(0n, 1n, 2n)
 })
 
-const txnArb = (depth: number): fc.Arbitrary<MTxn> => {
+export const txnArb = (depth: number): fc.Arbitrary<MTxn> => {
   const ops: Array<fc.WeightedArbitrary<MOp>> = [
     { weight: 2, arbitrary: rangeArb.map((r) => ({ _tag: "Range" as const, request: { ...r, key: r.key || "a" } })) },
     { weight: 4, arbitrary: putArb.map((p) => ({ _tag: "Put" as const, request: p })) },
@@ -157,7 +157,7 @@ const resolve = (sel: RevSel, m: Model): number => {
   }
 }
 
-const u = (x: string | undefined): Uint8Array | undefined => (x === undefined ? undefined : b(x))
+export const u = (x: string | undefined): Uint8Array | undefined => (x === undefined ? undefined : b(x))
 
 const toCompare = (c: MCompare): Compare => {
   const base = { result: c.result as Compare["result"], key: b(c.key), rangeEnd: u(c.rangeEnd) }
@@ -190,7 +190,7 @@ const toOp = (op: MOp): RequestOp => {
       return { _tag: "Txn", request: toTxn(op.request) }
   }
 }
-const toTxn = (t: MTxn): TxnRequest => ({
+export const toTxn = (t: MTxn): TxnRequest => ({
   compare: t.compare.map(toCompare),
   success: t.success.map(toOp),
   failure: t.failure.map(toOp)
@@ -202,7 +202,7 @@ const toRange = (r: MRange) => ({
   sortOrder: r.sortOrder as 0 | 1 | 2 | undefined,
   sortTarget: r.sortTarget as 0 | 1 | 2 | 3 | 4 | undefined
 })
-const toPut = (p: MPut) => ({ ...p, key: b(p.key), value: u(p.value) })
+export const toPut = (p: MPut) => ({ ...p, key: b(p.key), value: u(p.value) })
 
 export const nkv = (kv: KeyValue): MKV => ({
   key: s(kv.key),
@@ -238,7 +238,7 @@ const nOp = (r: ResponseOp): NOp => {
       return { Txn: nTxn(r.response) }
   }
 }
-const nTxn = (t: TxnResponse): NTxn => ({
+export const nTxn = (t: TxnResponse): NTxn => ({
   rev: t.header.revision,
   succeeded: t.succeeded,
   responses: t.responses.map(nOp)

@@ -1,10 +1,18 @@
 /**
  * A memory Backend whose durability the test controls: writes are staged (visible) at once, as the
- * contract requires, but their Effects complete only when the test releases them, in staging
- * order, or fail when it says so.
+ * contract requires, but their tickets (and so their Effects) settle only when the test releases
+ * them, in staging order, or fail when it says so.
  */
-import { Deferred, Effect, FiberId, Layer } from "effect"
-import { Backend, BackendError, type BackendShape, type WriteOp } from "../../src/backend/backend.js"
+import { Effect, Layer } from "effect"
+import {
+  awaitTicket,
+  Backend,
+  BackendError,
+  type BackendShape,
+  durableTicket,
+  type WriteOp,
+  type WriteTicket
+} from "../../src/backend/backend.js"
 import { makeMemoryBackend } from "../../src/backend/memory.js"
 
 export interface Gate {
@@ -21,48 +29,66 @@ export interface Gate {
   readonly fail: () => Effect.Effect<void>
 }
 
+/** A ticket the test settles; its callbacks run in registration order, once. */
+class GateTicket implements WriteTicket {
+  private outcome: { readonly error: BackendError | undefined } | undefined
+  private waiters: Array<(error: BackendError | undefined) => void> = []
+  onDone(f: (error: BackendError | undefined) => void): void {
+    if (this.outcome !== undefined) f(this.outcome.error)
+    else this.waiters.push(f)
+  }
+  settle(error: BackendError | undefined): void {
+    if (this.outcome !== undefined) return
+    this.outcome = { error }
+    const ws = this.waiters
+    this.waiters = []
+    for (const w of ws) w(error)
+  }
+}
+
 export const makeGate = (): Gate => {
   const inner = makeMemoryBackend().backend
-  const waiting: Array<Deferred.Deferred<void, BackendError>> = []
+  const waiting: Array<GateTicket> = []
   const batches: Array<ReadonlyArray<WriteOp>> = []
   let failed = false
   const err = () => new BackendError({ reason: "WriteFailed", message: "injected write failure" })
+  const writeNow = (ops: ReadonlyArray<WriteOp>): WriteTicket | BackendError => {
+    if (failed) return err()
+    // an empty batch is a flush marker: done when the newest pending batch is
+    if (ops.length === 0) return waiting[waiting.length - 1] ?? durableTicket
+    batches.push(ops)
+    const staged = inner.writeNow(ops)
+    if (staged instanceof BackendError) return staged
+    const t = new GateTicket()
+    waiting.push(t)
+    return t
+  }
   const backend: BackendShape = {
     ...inner,
-    write: (ops) => {
-      if (failed) return Effect.fail(err())
-      batches.push(ops)
-      const staged = inner.write(ops)
-      const d = Deferred.unsafeMake<void, BackendError>(FiberId.none)
-      waiting.push(d)
-      return Effect.zipRight(staged, Deferred.await(d))
-    },
-    flush: Effect.suspend(() => {
-      if (failed) return Effect.fail(err())
-      const last = waiting[waiting.length - 1]
-      return last === undefined ? Effect.void : Deferred.await(last)
-    })
+    write: (ops) => awaitTicket(writeNow(ops)),
+    writeNow,
+    flush: Effect.suspend(() => awaitTicket(writeNow([])))
   }
   return {
     backend,
     pending: () => waiting.length,
     batches,
     release: (n) =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         const done = waiting.splice(0, n ?? waiting.length)
-        return Effect.forEach(done, (d) => Deferred.succeed(d, undefined), { discard: true })
+        for (const t of done) t.settle(undefined)
       }),
     releaseInOrder: (order) =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         const picked = order.map((i) => waiting[i]!)
         waiting.splice(0, order.length)
-        return Effect.forEach(picked, (d) => Deferred.succeed(d, undefined), { discard: true })
+        for (const t of picked) t.settle(undefined)
       }),
     fail: () =>
-      Effect.suspend(() => {
+      Effect.sync(() => {
         failed = true
         const done = waiting.splice(0)
-        return Effect.forEach(done, (d) => Deferred.fail(d, err()), { discard: true })
+        for (const t of done) t.settle(err())
       })
   }
 }

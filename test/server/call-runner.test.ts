@@ -2,14 +2,16 @@
  * The CallRunner's unary paths (grpc-bridge.ts), on fake calls: the fast path (the handler's Effect
  * ends without going async: answered in the same tick, nothing tracked) and the slow path (it
  * suspends, as a write's durability wait does: tracked in the unary FiberSet, linked to the
- * client's cancel and deadline, waited for and then interrupted by shutdown). Statuses, metrics
- * and defect logging are the same on both.
+ * client's cancel and deadline, waited for and then interrupted by shutdown), and pending writes
+ * (a PendingWrite from the store's write fast path: no fiber, answered from its callback, waited
+ * for by shutdown's grace). Statuses, metrics and defect logging are the same on all three.
  */
 import type * as grpc from "@grpc/grpc-js"
 import { Deferred, Effect, Exit, Logger, Scope } from "effect"
 import { EventEmitter } from "node:events"
 import { describe, expect, it } from "vitest"
 import { EtcdError, Errors, GrpcCode } from "../../src/errors.js"
+import { PendingWrite } from "../../src/mvcc/pending-write.js"
 import { type CallMetrics, type CallRunner, makeCallRunner } from "../../src/server/grpc-bridge.js"
 import { MalformedRequest } from "../../src/server/unmarshal-check.js"
 
@@ -55,7 +57,7 @@ const setup = async () => {
   /** Runs one call; `answers` fills when (and if) the callback is called. */
   const invoke = <Res>(
     method: string,
-    f: (req: unknown) => Effect.Effect<Res, EtcdError>,
+    f: (req: unknown) => Effect.Effect<Res, EtcdError> | PendingWrite<Res, EtcdError>,
     call: FakeCall = new FakeCall("req")
   ) => {
     const answers: Array<Answer> = []
@@ -237,6 +239,105 @@ describe("CallRunner unary slow path (the handler waits, as for durability)", ()
     )
     await until(() => answers.length > 0)
     expect(answers).toEqual([{ error: { code: GrpcCode.Unavailable, details: "x" } }])
+    await t.close()
+  })
+})
+
+describe("CallRunner pending writes (the store's write fast path: no fiber, answered from a callback)", () => {
+  it("is in flight until the write completes, then answered; counted once", async () => {
+    const t = await setup()
+    const w = new PendingWrite<string, EtcdError>()
+    const { answers } = t.invoke("Put", () => w)
+    expect(answers).toEqual([])
+    expect(t.runner.inFlight()).toEqual({ unary: 1, streams: 0 })
+    w.complete(Exit.succeed("put"))
+    // answered in the completing callback itself: no fiber to resume
+    expect(answers).toEqual([{ error: null, value: "put" }])
+    expect(t.runner.inFlight().unary).toBe(0)
+    expect(t.counted).toEqual([
+      ["Put", "start"],
+      ["Put", GrpcCode.OK]
+    ])
+    await t.close()
+  })
+
+  it("a write already complete is answered at once", async () => {
+    const t = await setup()
+    const w = new PendingWrite<string, EtcdError>()
+    w.complete(Exit.succeed("put"))
+    const { answers } = t.invoke("Put", () => w)
+    expect(answers).toEqual([{ error: null, value: "put" }])
+    expect(t.runner.inFlight().unary).toBe(0)
+    await t.close()
+  })
+
+  it("a failure keeps its status (the store stopped: Unavailable 'etcdserver: server stopped'); a defect is Internal and logged", async () => {
+    const t = await setup()
+    const failed = new PendingWrite<string, EtcdError>()
+    const died = new PendingWrite<string, EtcdError>()
+    const a = t.invoke("Put", () => failed)
+    const d = t.invoke("Txn", () => died)
+    failed.complete(Exit.fail(Errors.stopped()))
+    died.complete(Exit.die(new Error("listener bug")))
+    expect(a.answers).toEqual([{ error: { code: GrpcCode.Unavailable, details: Errors.stopped().message } }])
+    expect(d.answers).toEqual([
+      { error: { code: GrpcCode.Internal, details: "etcd-effect: internal error: listener bug" } }
+    ])
+    await until(() => t.errors.length > 0)
+    expect(t.errors).toEqual(["Txn: handler defect"])
+    await t.close()
+  })
+
+  it("a client cancel: the write goes on, nothing is written to the call, it counts as Canceled", async () => {
+    const t = await setup()
+    const w = new PendingWrite<string, EtcdError>()
+    const { call, answers } = t.invoke("Put", () => w)
+    call.cancel()
+    w.complete(Exit.succeed("put"))
+    expect(answers).toEqual([])
+    expect(t.counted.at(-1)).toEqual(["Put", GrpcCode.Canceled])
+    expect(t.runner.inFlight().unary).toBe(0)
+    await t.close()
+  })
+
+  it("a deadline passing during the wait: not answered (the transport answers DEADLINE_EXCEEDED), counted DeadlineExceeded", async () => {
+    const t = await setup()
+    const w = new PendingWrite<string, EtcdError>()
+    const call = new FakeCall("req", Date.now() + 20)
+    const { answers } = t.invoke("Put", () => w, call)
+    await until(() => Date.now() > call.deadline + 5)
+    w.complete(Exit.succeed("put"))
+    expect(answers).toEqual([])
+    expect(t.counted.at(-1)).toEqual(["Put", GrpcCode.DeadlineExceeded])
+    await t.close()
+  })
+
+  it("shutdown's grace waits for a pending write; new calls are refused meanwhile", async () => {
+    const t = await setup()
+    const w = new PendingWrite<string, EtcdError>()
+    const waiting = t.invoke("Put", () => w)
+    let stopped = false
+    const stopping = Effect.runPromise(t.runner.shutdown("10 seconds")).then(() => (stopped = true))
+    const refused = t.invoke("Put", () => Effect.succeed("never"))
+    expect(refused.answers).toEqual([{ error: { code: GrpcCode.Unavailable, details: Errors.stopped().message } }])
+    await new Promise((r) => setTimeout(r, 30))
+    expect(stopped).toBe(false)
+    w.complete(Exit.succeed("put"))
+    await stopping
+    expect(waiting.answers).toEqual([{ error: null, value: "put" }])
+    await t.close()
+  })
+
+  it("shutdown past the grace answers a pending write with Unavailable at once; its later outcome is dropped", async () => {
+    const t = await setup()
+    const w = new PendingWrite<string, EtcdError>()
+    const waiting = t.invoke("Put", () => w)
+    await Effect.runPromise(t.runner.shutdown("20 millis"))
+    expect(waiting.answers).toEqual([{ error: { code: GrpcCode.Unavailable, details: Errors.stopped().message } }])
+    expect(t.runner.inFlight().unary).toBe(0)
+    w.complete(Exit.succeed("put"))
+    expect(waiting.answers).toHaveLength(1)
+    expect(t.counted.filter(([, c]) => c !== "start")).toEqual([["Put", GrpcCode.Unavailable]])
     await t.close()
   })
 })
