@@ -44,8 +44,9 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
     current?.close()
     wake?.()
   }
-  process.once("SIGINT", stop)
-  process.once("SIGTERM", stop)
+  // kept until exit once stopped: a second signal while closing must not kill the process either
+  process.on("SIGINT", stop)
+  process.on("SIGTERM", stop)
   const detach = () => {
     process.removeListener("SIGINT", stop)
     process.removeListener("SIGTERM", stop)
@@ -137,7 +138,6 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
   }
   if (stopped) {
     first.close()
-    detach()
     return undefined
   }
   let connection: GrpcConnection | undefined = first
@@ -165,6 +165,5 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
     connection = typeof next === "object" ? next : undefined
     if (stopped) connection?.close()
   }
-  detach()
   return undefined
 }
