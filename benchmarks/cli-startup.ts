@@ -105,8 +105,11 @@ const main = async () => {
     name: string
     cmd: (args: ReadonlyArray<string>) => [string, Array<string>]
     env?: Record<string, string>
+    /** Node starting and exiting with nothing to run: the floor of any node program (not for watch) */
+    floor?: boolean
   }> = [
     { name: "etcdctl 3.4", cmd: (args) => [ETCDCTL, [...args]] },
+    { name: 'node -e "" (floor)', cmd: () => ["node", ["-e", ""]], floor: true },
     { name: "etcd-effect (bin)", cmd: (args) => ["node", [path.join(root, "dist/cli/main.js"), ...args]] },
     {
       name: "full program (ETCD_EFFECT_LEAN=0)",
@@ -155,11 +158,13 @@ const main = async () => {
         // alternate the order each round so neither side always runs on a warmer machine
         const order = i % 2 === 0 ? programs : [...programs].reverse()
         for (const p of order) {
+          if (p.floor === true && c.until !== undefined) continue
           const [file, args] = p.cmd(c.args)
           samples.set(p.name, [...(samples.get(p.name) ?? []), await measure(file, args, c.until, p.env)])
         }
       }
       for (const p of programs) {
+        if (p.floor === true && c.until !== undefined) continue
         const [file, args] = p.cmd(c.args)
         const rssKb = c.until === undefined ? await peakRss(file, args, p.env) : undefined
         const taken = samples.get(p.name)!
@@ -183,7 +188,8 @@ const main = async () => {
     console.log(`|---|${programs.map(() => "---:").join("|")}|`)
     for (const c of cases) {
       const row = programs.map((p) => {
-        const r = results.find((x) => x.program === p.name && x.command === c.name)!
+        const r = results.find((x) => x.program === p.name && x.command === c.name)
+        if (r === undefined) return "—"
         const cpu = r.cpuMs === undefined ? "" : ` (${r.cpuMs.toFixed(0)} ms CPU)`
         return `${r.ms.toFixed(0)} ms${cpu}${r.rssKb !== undefined ? `, ${(r.rssKb / 1024).toFixed(0)} MB` : ""}`
       })

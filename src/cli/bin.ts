@@ -15,17 +15,18 @@
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { compileCacheDir, runCached } from "./compile-cache.js"
-import { LEAN_WORDS, runLean } from "./lean/index.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
 const longRunning = new Set(["serve", "apiserver", "bench"])
+/** the words the lean path may serve (lean/index.ts): only these load it */
+const leanWords = new Set(["--help", "get", "put", "del", "watch"])
 const args = process.argv.slice(2)
 
 // any word naming one (even as an argument) takes the ES module build: both run any command alike
 if (args.some((arg) => longRunning.has(arg))) {
   await import(pathToFileURL(join(here, "esm", "main.js")).href)
 } else {
-  const rest = LEAN_WORDS.has(args[0] ?? "") ? await runLean(args, here) : args
+  const rest = leanWords.has(args[0] ?? "") ? await (await import("./lean/index.js")).runLean(args, here) : args
   if (rest !== undefined) {
     process.argv = [...process.argv.slice(0, 2), ...rest]
     // one cache per command word: `--help` first must not leave `get` a cache without the client

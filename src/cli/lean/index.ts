@@ -17,9 +17,6 @@ import { leanCommand } from "./argv.js"
 import { runUnary } from "./unary.js"
 import { runWatch } from "./watch.js"
 
-/** The words the lean path may serve: anything else does not load it. */
-export const LEAN_WORDS: ReadonlySet<string> = new Set(["--help", "get", "put", "del", "watch"])
-
 /** Serves `args` (the words after the program); undefined when done, else the command line for the full program. */
 export const runLean = async (
   args: ReadonlyArray<string>,
