@@ -112,4 +112,35 @@ describe.skipIf(skipEtcd)("lean path vs the full program (etcd 3.4)", () => {
       expect(await watchOutput(args, {}, until)).toBe(await watchOutput(args, FULL, until))
     }
   }, 60_000)
+
+  it("watch resumes across a server outage longer than its dial timeout, on its own", async () => {
+    const child = spawn(
+      "node",
+      [MAIN, "watch", "/lo/", "--prefix", "--dial-timeout", "200ms", "--endpoints", etcd.endpoint],
+      { stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let out = ""
+    let err = ""
+    child.stdout.on("data", (d) => (out += d))
+    child.stderr.on("data", (d) => (err += d))
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + 15_000
+      while (!out.includes(text) && Date.now() < deadline) {
+        await etcd.etcdctl(["put", "/lo/k", text])
+        await new Promise((r) => setTimeout(r, 200))
+      }
+      return out.includes(text)
+    }
+    try {
+      expect(await waitFor("before"), err).toBe(true)
+      // down for 1 s: a handover to the full program would fail its 200 ms dial
+      await etcd.restart(1000)
+      expect(await waitFor("after"), err).toBe(true)
+    } finally {
+      child.kill("SIGINT")
+    }
+    expect(await exited).toBe(0)
+    expect(err).toBe("")
+  }, 60_000)
 })

@@ -21,6 +21,7 @@ import { connect } from "./connect.js"
 import { fail } from "./unary.js"
 
 const WATCH_PATH = "/etcdserverpb.Watch/Watch"
+const UNAVAILABLE = 14
 
 type Watch = Extract<LeanCommand, { _tag: "watch" }>
 
@@ -86,7 +87,6 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
 
   const session = (connection: GrpcConnection): Promise<Outcome> =>
     new Promise((resolve) => {
-      let broken = false
       let settled = false
       const settle = (outcome: Outcome) => {
         if (settled) return
@@ -96,9 +96,6 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
         resolve(outcome)
       }
       wake = () => settle("stopped")
-      connection.onFailure(() => {
-        broken = true
-      })
       const watchId = { id: -1 }
       const stream = connection.bidi(WATCH_PATH, {
         onMessage: (buf, start, end) => {
@@ -112,7 +109,11 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
           }
           if (outcome !== undefined) settle(outcome)
         },
-        onClose: () => settle(broken ? "lost" : "handover")
+        // the connection's own failure (refused, reset, GOAWAY) reaches the call as UNAVAILABLE
+        // "<path>: <reason>" (bench/grpc-h2.ts); a status the server ended the call with is the
+        // full program's to handle
+        onClose: (code, message) =>
+          settle(code === UNAVAILABLE && message.startsWith(`${WATCH_PATH}: `) ? "lost" : "handover")
       })
       stream.write(
         grpcFrame(
