@@ -22,10 +22,14 @@ const longRunning = new Set(["serve", "apiserver", "bench"])
 const leanWords = new Set(["--help", "get", "put", "del", "watch"])
 const args = process.argv.slice(2)
 
-// any word naming one (even as an argument) takes the ES module build: both run any command alike
-if (args.some((arg) => longRunning.has(arg))) {
-  await import(pathToFileURL(join(here, "esm", "main.js")).href)
-} else {
+// a function, not top-level await: the bundle is CommonJS (dist/cli/package.json), whose start is
+// cheaper than an ES module's
+const main = async (): Promise<void> => {
+  // any word naming one (even as an argument) takes the ES module build: both run any command alike
+  if (args.some((arg) => longRunning.has(arg))) {
+    await import(pathToFileURL(join(here, "esm", "main.js")).href)
+    return
+  }
   const rest = leanWords.has(args[0] ?? "") ? await (await import("./lean/index.js")).runLean(args, here) : args
   if (rest !== undefined) {
     process.argv = [...process.argv.slice(0, 2), ...rest]
@@ -34,3 +38,5 @@ if (args.some((arg) => longRunning.has(arg))) {
     process.once("exit", save)
   }
 }
+
+void main()
