@@ -13,6 +13,9 @@ import { isIP } from "node:net"
 import { EtcdError, GrpcCode } from "../errors.js"
 import { packageDefinition } from "../proto/index.js"
 import { defaultDialTimeout, type EtcdClientConfig } from "./config.js"
+import { type Endpoint, parseEndpoint } from "./endpoint.js"
+
+export { parseEndpoint } from "./endpoint.js"
 
 export interface UnaryMethod<Req, Res> {
   readonly path: string
@@ -65,40 +68,6 @@ const REFRESH_ON = new Set([
   "etcdserver: user name is empty",
   "etcdserver: revision of auth store is old"
 ])
-
-interface Endpoint {
-  readonly host: string
-  readonly port: number
-  readonly tls: boolean
-}
-
-/** "host:port", "[v6]:port", "http(s)://host:port" (etcdctl accepts all of these) */
-export const parseEndpoint = (endpoint: string): Endpoint => {
-  let rest = endpoint.trim()
-  let tls = false
-  const scheme = /^([a-z]+):\/\//i.exec(rest)
-  if (scheme !== null) {
-    tls = scheme[1]!.toLowerCase() === "https"
-    rest = rest.slice(scheme[0].length)
-  }
-  rest = rest.replace(/\/.*$/, "")
-  let host: string
-  let portText: string | undefined
-  if (rest.startsWith("[")) {
-    const close = rest.indexOf("]")
-    host = rest.slice(1, close)
-    portText = rest.slice(close + 1).replace(/^:/, "") || undefined
-  } else {
-    const colon = rest.lastIndexOf(":")
-    host = colon < 0 ? rest : rest.slice(0, colon)
-    portText = colon < 0 ? undefined : rest.slice(colon + 1)
-  }
-  const port = portText === undefined ? 2379 : Number(portText)
-  if (host === "" || !Number.isInteger(port) || port <= 0 || port > 65535) {
-    throw new Error(`invalid endpoint "${endpoint}"`)
-  }
-  return { host, port, tls }
-}
 
 const hostPort = (host: string, port: number) => (isIP(host) === 6 ? `[${host}]:${port}` : `${host}:${port}`)
 

@@ -17,7 +17,8 @@ const TWO_32 = 4294967296
 /** BigInts are heap objects: share the small ones (versions, lease 0, early revisions). */
 const SMALL = Array.from({ length: 1024 }, (_, i) => BigInt(i))
 
-class Reader {
+/** Also read by the lean CLI path's KV codec (lean-kv-codec.ts). */
+export class Reader {
   pos: number
   constructor(
     readonly buf: Uint8Array,
@@ -144,7 +145,7 @@ class Reader {
   }
 }
 
-const readKeyValue = (r: Reader, end: number): KeyValue => {
+export const readKeyValue = (r: Reader, end: number): KeyValue => {
   let key = EMPTY_BYTES
   let createRevision = 0n
   let modRevision = 0n
@@ -215,7 +216,7 @@ const readEvent = (r: Reader, end: number): Event => {
   return prevKv === undefined ? { type, kv } : { type, kv, prevKv }
 }
 
-const readHeader = (r: Reader, end: number): ResponseHeader => {
+export const readHeader = (r: Reader, end: number): ResponseHeader => {
   let clusterId = 0n
   let memberId = 0n
   let revision = 0n
@@ -296,7 +297,7 @@ export const decodeWatchResponse = (buf: Uint8Array): WireWatchResponse => {
 
 // ---- encoding (requests are rare: creates, cancels, progress) ----
 
-class Writer {
+export class Writer {
   private readonly bytes: Array<number> = []
 
   varint(value: bigint): this {

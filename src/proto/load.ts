@@ -14,6 +14,7 @@ import protobufjs from "protobufjs"
 // loads it too; building descriptors with it is what is deferred below
 import descriptorExt from "protobufjs/ext/descriptor/index.js"
 import { existsSync } from "node:fs"
+import { parseProtos, readCompiled } from "./compile.js"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -49,15 +50,11 @@ export const loaderOptions: protoLoader.Options = {
   includeDirs: [protoDir]
 }
 
-/** etcdserverpb, mvccpb and authpb as protobufjs reflection, resolved (the codecs below use it). */
-export const protoRoot: protobufjs.Root = (() => {
-  const root = new protobufjs.Root()
-  // every import of rpc.proto (kv.proto, auth.proto) sits beside it
-  root.resolvePath = (_origin, target) => join(protoDir, target)
-  root.loadSync("rpc.proto", { keepCase: true })
-  root.resolveAll()
-  return root
-})()
+/**
+ * etcdserverpb, mvccpb and authpb as protobufjs reflection, resolved (the codecs below use it):
+ * from the build's compiled JSON when it matches the .proto files (compile.ts), else parsed.
+ */
+export const protoRoot: protobufjs.Root = readCompiled(protoDir) ?? parseProtos(protoDir)
 
 // proto-loader's codecs, with its exact semantics (an array is refused, not coerced)
 const serializer = (type: protobufjs.Type) => (arg: object): Buffer => {

@@ -7,6 +7,7 @@ import { Options } from "@effect/cli"
 import { Config, Console, Duration, Effect, Option } from "effect"
 import { readFileSync } from "node:fs"
 import type { EtcdClientOptions, EtcdClientService } from "../../client/index.js"
+import { durationMillis } from "./duration-text.js"
 import type { WriteOut } from "./output.js"
 
 const endpoints = Options.text("endpoints").pipe(
@@ -94,17 +95,8 @@ export const credentials = (g: Pick<GlobalOptions, "user" | "password">): { user
 
 /** Go-style durations as etcdctl takes them: "500ms", "2s", "1m". */
 export const parseDuration = (text: string): Duration.Duration | undefined => {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim())
-  if (m === null) return undefined
-  const n = Number(m[1])
-  const unit = m[2]
-  return unit === "ms"
-    ? Duration.millis(n)
-    : unit === "s"
-      ? Duration.seconds(n)
-      : unit === "m"
-        ? Duration.minutes(n)
-        : Duration.hours(n)
+  const ms = durationMillis(text)
+  return ms === undefined ? undefined : Duration.millis(ms)
 }
 
 /** A client config from the global flags; `longRunning` commands (watch, keep-alive) have no call deadline. */

@@ -5,7 +5,8 @@ import { Args, Command, Options } from "@effect/cli"
 import { Effect, Option } from "effect"
 import type { RangeOptions } from "../../client/index.js"
 import { globalOptions, usage, withClient } from "./global.js"
-import { headerJson, json, kvJson, kvLines, parseLeaseId, write } from "./output.js"
+import { printDelete, printGet, printPut } from "./kv-output.js"
+import { parseLeaseId, write } from "./output.js"
 
 const key = Args.text({ name: "key" })
 const rangeEnd = Args.text({ name: "range_end" }).pipe(Args.optional)
@@ -40,14 +41,7 @@ export const put = Command.make(
     if (lease === undefined)
       return usage(`bad lease ID (strconv.ParseInt: parsing "${o.lease}": invalid syntax), expecting ID in Hex`)
     return withClient(o, (c) =>
-      Effect.map(c.kv.put(o.key, o.value, { lease, prevKv: o.prevKv }), (r) => {
-        if (o.writeOut === "json") {
-          write(`${json({ header: headerJson(r.header), ...(r.prevKv ? { prev_kv: kvJson(r.prevKv) } : {}) })}\n`)
-        } else {
-          write("OK\n")
-          if (r.prevKv !== undefined) write(kvLines(r.prevKv))
-        }
-      })
+      Effect.map(c.kv.put(o.key, o.value, { lease, prevKv: o.prevKv }), (r) => printPut(o.writeOut, r))
     )
   }
 ).pipe(Command.withDescription("Puts the given key into the store"))
@@ -74,21 +68,7 @@ export const get = Command.make(
     return withClient(o, (c) =>
       Effect.map(
         c.kv.get(o.key, { ...r, revision: o.rev, limit: o.limit, keysOnly: o.keysOnly, countOnly: o.countOnly }),
-        (res) => {
-          if (o.writeOut === "json") {
-            const body: Record<string, unknown> = { header: headerJson(res.header) }
-            if (res.kvs.length > 0) body["kvs"] = res.kvs.map(kvJson)
-            if (res.more) body["more"] = true
-            if (res.count !== 0n) body["count"] = res.count
-            return write(`${json(body)}\n`)
-          }
-          if (o.countOnly) return write(`${res.count}\n`)
-          let out = ""
-          for (const kv of res.kvs) {
-            out += o.printValueOnly ? `${Buffer.from(kv.value).toString()}\n` : kvLines(kv, { keysOnly: o.keysOnly })
-          }
-          write(out)
-        }
+        (res) => printGet(o, res)
       )
     )
   }
@@ -98,15 +78,7 @@ export const del = Command.make("del", { ...globalOptions, key, rangeEnd, prefix
   const r = range(o.prefix, o.fromKey, o.rangeEnd)
   if (typeof r === "string") return usage(r)
   return withClient(o, (c) =>
-    Effect.map(c.kv.delete(o.key, { ...r, prevKv: o.prevKv }), (res) => {
-      if (o.writeOut === "json") {
-        const body: Record<string, unknown> = { header: headerJson(res.header) }
-        if (res.deleted !== 0n) body["deleted"] = res.deleted
-        if (res.prevKvs.length > 0) body["prev_kvs"] = res.prevKvs.map(kvJson)
-        return write(`${json(body)}\n`)
-      }
-      write(`${res.deleted}\n${res.prevKvs.map((kv) => kvLines(kv)).join("")}`)
-    })
+    Effect.map(c.kv.delete(o.key, { ...r, prevKv: o.prevKv }), (res) => printDelete(o.writeOut, res))
   )
 }).pipe(Command.withDescription("Removes the specified key or range of keys [key, range_end)"))
 

@@ -7,28 +7,10 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Chunk, Console, Effect, Option, Stream } from "effect"
-import type { WatchError, WatchResponse } from "../../client/index.js"
+import type { WatchError } from "../../client/index.js"
 import { globalOptions, usage, withClient } from "./global.js"
-import { eventJson, eventLines, headerJson, json, type WriteOut, write } from "./output.js"
-
-/** clientv3.WatchResponse through encoding/json: Go field names, no tags. */
-const responseJson = (r: WatchResponse, extra: { compactRevision?: bigint; canceled?: boolean } = {}) =>
-  json({
-    Header: headerJson(r.header),
-    Events: r.events.map(eventJson),
-    CompactRevision: extra.compactRevision ?? 0,
-    Canceled: extra.canceled ?? false,
-    Created: r.created
-  })
-
-const printResponse =
-  (writeOut: WriteOut) =>
-  (r: WatchResponse): void => {
-    if (writeOut === "json") return write(`${responseJson(r)}\n`)
-    let out = r.progressNotify ? `progress notify: ${r.header.revision}\n` : ""
-    for (const e of r.events) out += eventLines(e)
-    write(out)
-  }
+import { type WriteOut, write } from "./output.js"
+import { printResponse, responseJson } from "./watch-output.js"
 
 /** etcdctl: "watch was canceled (<err>)", then "Error: watch is canceled by the server". */
 const canceled = (writeOut: WriteOut, error: WatchError) =>
