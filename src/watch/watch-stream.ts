@@ -38,8 +38,15 @@ export interface WatchRequest {
 export interface WatchStream {
   /** Watch: registers a watcher and returns its id. */
   readonly watch: (req: WatchRequest) => Effect.Effect<WatchId, WatchError>
+  /**
+   * Watch as a plain call (a WatchError is thrown): the server's recv takes it when present, so a
+   * create costs no Effect (an Effect per create was most of the garbage of creating idle watchers).
+   */
+  readonly unsafeWatch?: (req: WatchRequest) => WatchId
   /** Cancel: removes a watcher; unknown ids fail with "mvcc: watcher does not exist". */
   readonly cancel: (id: WatchId) => Effect.Effect<void, WatchError>
+  /** Cancel as a plain call: false for an unknown id. */
+  readonly unsafeCancel?: (id: WatchId) => boolean
   /** RequestProgress: a progress response for `id`, only when it is synced and the store reached its start. */
   readonly requestProgress: (id: WatchId) => Effect.Effect<void>
   /**
