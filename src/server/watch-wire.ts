@@ -119,6 +119,13 @@ export const eventField = (ev: Event): Uint8Array => {
 }
 
 /**
+ * An events array's bytes (without prev_kv), kept with the array: the watchers of one key caught
+ * up together share one array (watch/watchable-store.ts, SyncRound), as do the victims of one
+ * revision, but other streams' responses come in between.
+ */
+const eventsFields = new WeakMap<ReadonlyArray<Event>, Uint8Array>()
+
+/**
  * Catch-up batches are built per watcher, so watchers of one round hold equal arrays that are not
  * the same array; comparing element identities is far cheaper than encoding them again.
  */
@@ -303,6 +310,8 @@ export class FrameWriter {
 export class WatchResponseEncoder {
   private headerRev = -1
   private headerBytes: Uint8Array = new Uint8Array(0)
+  /** more header fields, by revision: victim retries and catch-ups of one batch carry several */
+  private readonly headers = new Map<number, Uint8Array>()
   private lastEvents: ReadonlyArray<Event> | undefined
   private lastEventsBytes: Uint8Array | undefined
 
@@ -313,7 +322,13 @@ export class WatchResponseEncoder {
 
   headerField(rev: number): Uint8Array {
     if (rev !== this.headerRev) {
-      this.headerBytes = encodeHeaderField(this.header(rev))
+      let b = this.headers.get(rev)
+      if (b === undefined) {
+        if (this.headers.size >= 64) this.headers.clear()
+        b = encodeHeaderField(this.header(rev))
+        this.headers.set(rev, b)
+      }
+      this.headerBytes = b
       this.headerRev = rev
     }
     return this.headerBytes
@@ -323,12 +338,13 @@ export class WatchResponseEncoder {
     if (evs.length === 0) return undefined
     if (prev === undefined) {
       if (evs === this.lastEvents || sameEvents(evs, this.lastEvents)) return this.lastEventsBytes
-      let bytes: Uint8Array
+      let bytes: Uint8Array | undefined
       if (evs.length === 1) bytes = eventField(evs[0]!)
-      else {
+      else if ((bytes = eventsFields.get(evs)) === undefined) {
         const parts: Array<Uint8Array> = new Array(evs.length)
         for (let i = 0; i < evs.length; i++) parts[i] = eventField(evs[i]!)
         bytes = concat(parts)
+        eventsFields.set(evs, bytes)
       }
       this.lastEvents = evs
       this.lastEventsBytes = bytes

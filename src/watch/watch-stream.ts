@@ -105,8 +105,15 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
     private readonly chan: Mailbox.Mailbox<WatchResponse>
   ) {}
 
+  /** an offer was refused and nothing was taken since (the channel is full or closed) */
+  refusing = false
+
   offer(response: WatchResponse): boolean {
-    if (!this.chan.unsafeOffer(response)) return false
+    if (this.refusing) return false
+    if (!this.chan.unsafeOffer(response)) {
+      this.refusing = true
+      return false
+    }
     const n = response.events.length
     if (TRACE_PUT_EVENT && n !== 0) traceStamp("offered", response.revision)
     if (n !== 0) {
@@ -186,6 +193,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
 
   get takeAll(): Effect.Effect<readonly [Chunk.Chunk<WatchResponse>, boolean]> {
     return Effect.map(this.chan.takeAll, (taken) => {
+      if (!this.closed) this.refusing = false
       let n = 0
       for (const r of taken[0]) n += r.events.length
       if (n !== 0) {
