@@ -37,6 +37,7 @@ import type { MvccStoreShape } from "../mvcc/kv.js"
 import type { EventInit, WatchCreateRequest, WatchRequest, WatchResponseInit } from "../proto/messages.js"
 import type { WatchServer } from "../proto/services.js"
 import type { WatchableStoreShape } from "../watch/watchable-store.js"
+import { WatchError } from "../watch/errors.js"
 import type { WatchStream } from "../watch/watch-stream.js"
 import { type FilterType, toWatchId, type WatchId, type WatchResponse } from "../watch/watcher.js"
 import { serviceDefinition } from "../proto/load.js"
@@ -57,6 +58,10 @@ export { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL }
 const INVALID_WATCH_ID = -1
 
 const COMPACTED_REASON = "etcdserver: mvcc: required revision has been compacted"
+
+/** WatchResponse's created / canceled flags (fields 3 and 4), after its header and watch_id */
+const CREATED_TAIL = Uint8Array.of(0x18, 1)
+const CANCELED_TAIL = Uint8Array.of(0x20, 1)
 
 const ZERO_KEY = new Uint8Array([0])
 const FROM_KEY = new Uint8Array(0)
@@ -206,6 +211,16 @@ export class StreamState {
   /** A control response, appended to `out`, then etcd's id bookkeeping. */
   onCtrl(id: WatchId, kind: CtrlKind, response: WatchResponseInit, out: FrameWriter): void {
     this.encoder.object(out, response)
+    this.afterCtrl(id, kind, out)
+  }
+
+  /** A created or canceled response framed by hand (header, watch_id, the flag: what proto-loader writes). */
+  onCtrlFlag(id: WatchId, kind: "created" | "canceled", rev: number, out: FrameWriter): void {
+    out.response(this.encoder.headerField(rev), id, kind === "created" ? CREATED_TAIL : CANCELED_TAIL)
+    this.afterCtrl(id, kind, out)
+  }
+
+  private afterCtrl(id: WatchId, kind: CtrlKind, out: FrameWriter): void {
     if (kind === "canceled") {
       this.announced.delete(id)
       this.pending.delete(id)
@@ -402,6 +417,65 @@ export const serverWatchStream = (
         )
       })
 
+    /**
+     * A create or cancel handled as plain calls, when no credential has to be resolved (no auth)
+     * and the stream offers them: the same steps as `create` and `cancel`, without an Effect per
+     * request. False: the request goes the Effect way.
+     */
+    const handleNow = (req: WatchRequest): boolean => {
+      if (req.request_union === "create_request") {
+        const c = req.create_request
+        if (c == null || ws.unsafeWatch === undefined) return false
+        if (deps.guard !== undefined && needsAuth(deps.guard, call)) return false
+        const startRev = toNumber(c.start_revision)
+        if (startRev < 0) return false
+        const { key, end } = normaliseRange(c)
+        let id: WatchId
+        try {
+          id = ws.unsafeWatch({
+            id: toWatchId(c.watch_id),
+            key,
+            end,
+            startRev,
+            filters: c.filters as ReadonlyArray<FilterType>,
+            prevKv: c.prev_kv
+          })
+        } catch (e) {
+          if (!(e instanceof WatchError)) throw e
+          state.onCtrl(
+            INVALID_WATCH_ID,
+            "failed",
+            {
+              header: header(ws.rev()),
+              watch_id: INVALID_WATCH_ID,
+              created: true,
+              canceled: true,
+              cancel_reason: e.message
+            },
+            out
+          )
+          return true
+        }
+        if (c.progress_notify) state.progress.set(id, true)
+        if (c.fragment) state.fragment.add(id)
+        if (c.progress_notify) startTicker()
+        state.onCtrlFlag(id, "created", ws.rev(), out)
+        return true
+      }
+      if (req.request_union === "cancel_request") {
+        const c = req.cancel_request
+        if (c == null || ws.unsafeCancel === undefined) return false
+        const id = toWatchId(c.watch_id)
+        // an unknown id gets no response ("mvcc: watcher does not exist" is swallowed)
+        if (!ws.unsafeCancel(id)) return true
+        state.progress.delete(id)
+        state.fragment.delete(id)
+        state.onCtrlFlag(id, "canceled", ws.rev(), out)
+        return true
+      }
+      return false
+    }
+
     const handle = (req: WatchRequest): Effect.Effect<void> => {
       switch (req.request_union) {
         case "create_request":
@@ -447,8 +521,10 @@ export const serverWatchStream = (
     }
     const read = (): void => {
       while (recvHolds === 0 && endCause === undefined) {
+        // what needs no Effect is handled at once, in order
+        while (next < backlog.length && handleNow(backlog[next]!)) next++
         if (next < backlog.length) {
-          // one fiber for the batch read, not one per request (a create is a few µs of work)
+          // one fiber for the rest of the batch read, not one per request (a create is a few µs of work)
           const requests = next === 0 ? backlog : backlog.slice(next)
           next = backlog.length
           const fiber = runFork(Effect.forEach(requests, handle, { discard: true }))

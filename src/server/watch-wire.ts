@@ -119,6 +119,13 @@ export const eventField = (ev: Event): Uint8Array => {
 }
 
 /**
+ * An events array's bytes (without prev_kv), kept with the array: the watchers of one key caught
+ * up together share one array (watch/watchable-store.ts, SyncRound), as do the victims of one
+ * revision, but other streams' responses come in between.
+ */
+const eventsFields = new WeakMap<ReadonlyArray<Event>, Uint8Array>()
+
+/**
  * Catch-up batches are built per watcher, so watchers of one round hold equal arrays that are not
  * the same array; comparing element identities is far cheaper than encoding them again.
  */
@@ -135,58 +142,100 @@ export type PrevKvLookup = (key: Uint8Array, rev: number) => KeyValue | undefine
 const CHUNK_BYTES = 64 * 1024
 
 /**
- * gRPC frames appended to a list of chunks. A chunk is never regrown (growing one buffer copied
- * every byte again at each doubling: a tenth of the fan-out's CPU), and a frame never spans two
- * chunks. `take()` hands the chunks over (for the HTTP/2 stream, which keeps them until flushed)
- * and starts over with nothing held: an idle stream keeps no buffer.
+ * A response's events of at least this many bytes are not copied into a chunk: the frame's
+ * prefix, header and watch_id go to the chunk and the events bytes follow as a piece of their own
+ * (the same bytes for every watcher of a catch-up round; the socket's writev gathers them).
+ * Copying them was a third of the fan-out's server CPU: catch-up and victim responses carry up to
+ * 1,000 revisions, and a frame larger than a chunk took a fresh buffer of its own, page faults,
+ * external memory and the GC it brings (bench:compare --only watch --cpu-prof, 2026-11-26).
+ */
+const REF_BYTES = 1024
+
+/**
+ * The chunk frames are written to, shared by every FrameWriter that has no chunk size of its own
+ * (all of a server's watch streams): a writer writes at `used` and hands what it wrote over as a
+ * window on the chunk, so a batch of a few control responses takes a few bytes of a chunk, not a
+ * 64 KiB chunk of its own (watch-create wrote one response per turn per stream), and an idle stream
+ * holds no buffer. JS runs one writer at a time; a writer continues where it left off only when no
+ * other wrote after it.
+ */
+class Slab {
+  buf: Buffer | undefined = undefined
+  used = 0
+  constructor(readonly size: number) {}
+}
+
+const sharedSlab = new Slab(CHUNK_BYTES)
+
+/**
+ * gRPC frames appended to a list of pieces: windows on 64 KiB chunks (`Slab`) that are never
+ * regrown (growing one buffer copied every byte again at each doubling: a tenth of the fan-out's
+ * CPU), and large events bytes by reference (`REF_BYTES`); a frame's own bytes never span two
+ * chunks. `take()` hands the pieces over (for the HTTP/2 stream, which keeps them until flushed)
+ * and starts over with nothing held.
  */
 export class FrameWriter {
   private readonly full: Array<Buffer> = []
+  private readonly slab: Slab
   private buf: Buffer | undefined
   private len = 0
+  /** where the part of `buf` not handed to `full` yet starts */
+  private from = 0
   /** frames written since the last take */
   count = 0
-  /** per frame: index of its chunk in `full` (once filled) and its offset there */
-  private readonly frameChunk: Array<number> = []
-  private readonly frameStart: Array<number> = []
 
-  constructor(private readonly chunkBytes = CHUNK_BYTES) {}
+  /** `chunkBytes`: chunks of this writer's own (tests); without it, the shared 64 KiB chunks */
+  constructor(
+    chunkBytes?: number,
+    private readonly refBytes = REF_BYTES
+  ) {
+    this.slab = chunkBytes === undefined ? sharedSlab : new Slab(chunkBytes)
+  }
 
   /** Room for `n` contiguous bytes; returns the chunk to write them at offset `this.len`. */
   private reserve(n: number): Buffer {
+    const slab = this.slab
     const b = this.buf
-    if (b !== undefined && this.len + n <= b.length) return b
-    if (b !== undefined) this.full.push(b.subarray(0, this.len))
-    const next = Buffer.allocUnsafe(Math.max(this.chunkBytes, n))
-    this.buf = next
-    this.len = 0
-    return next
+    if (b !== undefined && b === slab.buf && this.len === slab.used && slab.used + n <= b.length) return b
+    this.cut()
+    if (n > slab.size) {
+      // a frame larger than a chunk gets a buffer of its own; the shared chunk stays as it is
+      this.buf = Buffer.allocUnsafe(n)
+      this.len = this.from = 0
+      return this.buf
+    }
+    if (slab.buf === undefined || slab.used + n > slab.buf.length) {
+      slab.buf = Buffer.allocUnsafe(slab.size)
+      slab.used = 0
+    }
+    this.buf = slab.buf
+    this.len = this.from = slab.used
+    return slab.buf
   }
 
-  private mark(): void {
-    this.frameChunk.push(this.full.length)
-    this.frameStart.push(this.len)
-    this.count++
+  /** The frame's bytes end at `p`. */
+  private advance(p: number): void {
+    this.len = p
+    if (this.buf === this.slab.buf) this.slab.used = p
   }
 
-  private finish(): Array<Buffer> {
-    const out = this.full.splice(0)
-    if (this.buf !== undefined && this.len > 0) out.push(this.buf.subarray(0, this.len))
-    this.buf = undefined
-    this.len = 0
-    this.count = 0
-    return out
+  /** What was written to the chunk since the last cut becomes a piece. */
+  private cut(): void {
+    if (this.buf !== undefined && this.len > this.from) {
+      this.full.push(this.buf.subarray(this.from, this.len))
+      this.from = this.len
+    }
   }
 
   /** Appends one message given as encoded bytes. */
   message(payload: Uint8Array): void {
     const b = this.reserve(FRAME_PREFIX_BYTES + payload.length)
     const p = this.len
-    this.mark()
+    this.count++
     b[p] = 0
     b.writeUInt32BE(payload.length, p + 1)
     b.set(payload, p + FRAME_PREFIX_BYTES)
-    this.len = p + FRAME_PREFIX_BYTES + payload.length
+    this.advance(p + FRAME_PREFIX_BYTES + payload.length)
   }
 
   /** Appends `[0][len] head watch_id tail` without building the payload first (the hot path). */
@@ -194,9 +243,11 @@ export class FrameWriter {
     // ids beyond ±(2^53 − 1) are bigints (see WatchId): rare, one typeof apart from the number path
     const big = typeof watchId !== "number"
     const idLen = watchId === 0 ? 0 : 1 + (big ? varintSizeBig(watchId) : varintSizeNum(watchId))
-    const n = head.length + idLen + (tail?.length ?? 0)
-    const b = this.reserve(FRAME_PREFIX_BYTES + n)
-    this.mark()
+    const tailLen = tail === undefined ? 0 : tail.length
+    const n = head.length + idLen + tailLen
+    const byRef = tailLen >= this.refBytes
+    const b = this.reserve(FRAME_PREFIX_BYTES + n - (byRef ? tailLen : 0))
+    this.count++
     let p = this.len
     b[p] = 0
     b.writeUInt32BE(n, p + 1)
@@ -207,37 +258,45 @@ export class FrameWriter {
       b[p++] = TAG_WATCH_ID
       p = big ? putVarintBig(b, p, watchId) : putVarint(b, p, watchId)
     }
+    if (byRef) {
+      this.advance(p)
+      this.cut()
+      this.full.push(Buffer.isBuffer(tail) ? tail : Buffer.from(tail!.buffer, tail!.byteOffset, tailLen))
+      return
+    }
     if (tail !== undefined) {
       b.set(tail, p)
-      p += tail.length
+      p += tailLen
     }
-    this.len = p
+    this.advance(p)
   }
 
   /** bytes written since the last take */
   get byteLength(): number {
-    let n = this.len
+    let n = this.len - this.from
     for (const c of this.full) n += c.length
     return n
   }
 
-  /** All frames, as the chunks they were written to; the writer starts over. */
+  /** All frames, as the pieces they were written to; the writer starts over. */
   take(): Array<Buffer> {
-    this.frameChunk.length = 0
-    this.frameStart.length = 0
-    return this.finish()
+    this.cut()
+    const out = this.full.splice(0)
+    this.buf = undefined
+    this.len = this.from = 0
+    this.count = 0
+    return out
   }
 
   /** The payloads one by one (prefix left out); the writer starts over. */
   takeMessages(): Array<Buffer> {
-    const starts = this.frameStart.splice(0)
-    const chunkOf = this.frameChunk.splice(0)
-    const chunks = this.finish()
-    const out: Array<Buffer> = new Array(starts.length)
-    for (let i = 0; i < starts.length; i++) {
-      const c = chunks[chunkOf[i]!]!
-      const s = starts[i]!
-      out[i] = c.subarray(s + FRAME_PREFIX_BYTES, s + FRAME_PREFIX_BYTES + c.readUInt32BE(s + 1))
+    const pieces = this.take()
+    const all = pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces)
+    const out: Array<Buffer> = []
+    for (let p = 0; p < all.length;) {
+      const n = all.readUInt32BE(p + 1)
+      out.push(all.subarray(p + FRAME_PREFIX_BYTES, p + FRAME_PREFIX_BYTES + n))
+      p += FRAME_PREFIX_BYTES + n
     }
     return out
   }
@@ -251,6 +310,8 @@ export class FrameWriter {
 export class WatchResponseEncoder {
   private headerRev = -1
   private headerBytes: Uint8Array = new Uint8Array(0)
+  /** more header fields, by revision: victim retries and catch-ups of one batch carry several */
+  private readonly headers = new Map<number, Uint8Array>()
   private lastEvents: ReadonlyArray<Event> | undefined
   private lastEventsBytes: Uint8Array | undefined
 
@@ -261,7 +322,13 @@ export class WatchResponseEncoder {
 
   headerField(rev: number): Uint8Array {
     if (rev !== this.headerRev) {
-      this.headerBytes = encodeHeaderField(this.header(rev))
+      let b = this.headers.get(rev)
+      if (b === undefined) {
+        if (this.headers.size >= 64) this.headers.clear()
+        b = encodeHeaderField(this.header(rev))
+        this.headers.set(rev, b)
+      }
+      this.headerBytes = b
       this.headerRev = rev
     }
     return this.headerBytes
@@ -271,12 +338,13 @@ export class WatchResponseEncoder {
     if (evs.length === 0) return undefined
     if (prev === undefined) {
       if (evs === this.lastEvents || sameEvents(evs, this.lastEvents)) return this.lastEventsBytes
-      let bytes: Uint8Array
+      let bytes: Uint8Array | undefined
       if (evs.length === 1) bytes = eventField(evs[0]!)
-      else {
+      else if ((bytes = eventsFields.get(evs)) === undefined) {
         const parts: Array<Uint8Array> = new Array(evs.length)
         for (let i = 0; i < evs.length; i++) parts[i] = eventField(evs[i]!)
         bytes = concat(parts)
+        eventsFields.set(evs, bytes)
       }
       this.lastEvents = evs
       this.lastEventsBytes = bytes

@@ -38,8 +38,15 @@ export interface WatchRequest {
 export interface WatchStream {
   /** Watch: registers a watcher and returns its id. */
   readonly watch: (req: WatchRequest) => Effect.Effect<WatchId, WatchError>
+  /**
+   * Watch as a plain call (a WatchError is thrown): the server's recv takes it when present, so a
+   * create costs no Effect (an Effect per create was most of the garbage of creating idle watchers).
+   */
+  readonly unsafeWatch?: (req: WatchRequest) => WatchId
   /** Cancel: removes a watcher; unknown ids fail with "mvcc: watcher does not exist". */
   readonly cancel: (id: WatchId) => Effect.Effect<void, WatchError>
+  /** Cancel as a plain call: false for an unknown id. */
+  readonly unsafeCancel?: (id: WatchId) => boolean
   /** RequestProgress: a progress response for `id`, only when it is synced and the store reached its start. */
   readonly requestProgress: (id: WatchId) => Effect.Effect<void>
   /**
@@ -98,8 +105,15 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
     private readonly chan: Mailbox.Mailbox<WatchResponse>
   ) {}
 
+  /** an offer was refused and nothing was taken since (the channel is full or closed) */
+  refusing = false
+
   offer(response: WatchResponse): boolean {
-    if (!this.chan.unsafeOffer(response)) return false
+    if (this.refusing) return false
+    if (!this.chan.unsafeOffer(response)) {
+      this.refusing = true
+      return false
+    }
     const n = response.events.length
     if (TRACE_PUT_EVENT && n !== 0) traceStamp("offered", response.revision)
     if (n !== 0) {
@@ -179,6 +193,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
 
   get takeAll(): Effect.Effect<readonly [Chunk.Chunk<WatchResponse>, boolean]> {
     return Effect.map(this.chan.takeAll, (taken) => {
+      if (!this.closed) this.refusing = false
       let n = 0
       for (const r of taken[0]) n += r.events.length
       if (n !== 0) {

@@ -22,7 +22,7 @@ import { MvccStore, type MvccStoreShape } from "../mvcc/kv.js"
 import { EventBatch, newWatcherBatch, WATCH_BATCH_MAX_REVS } from "./event-batch.js"
 import { Victims, type VictimsShape } from "./victims.js"
 import { type Watchable, type WatchStream, WatchStreamImpl } from "./watch-stream.js"
-import type { WatcherGroup } from "./watcher-group.js"
+import { WatcherGroup } from "./watcher-group.js"
 import { WatcherGroups } from "./watcher-groups.js"
 import { keyString, type ResponseSink, Watcher, type WatchId, type WatchResponse } from "./watcher.js"
 
@@ -100,7 +100,17 @@ const eventKey = (ev: Event): string => keyString(ev.kv.key)
  * same section, against the store revision of that section (so no commit can slip in between).
  */
 class SyncRound {
+  /** batches by representative watcher (see `reps`) */
   private readonly batches = new Map<Watcher, EventBatch>()
+  /**
+   * Watchers of one key or range with one minRev get the same batch: only the first of them (its
+   * representative) is matched against history, and its twins share its batch, read-only, whose
+   * events array then reaches the encoder as one array (encoded once, server/watch-wire.ts). A
+   * fan-out of 1,000 watchers of a key caught up together did the match, the batch and its array
+   * a thousand times per revision.
+   */
+  private readonly rep = new Map<Watcher, Watcher>()
+  private readonly reps = new WatcherGroup()
   private cursor: number
   progressed: boolean
 
@@ -118,6 +128,19 @@ class SyncRound {
   ) {
     this.cursor = minRev
     this.progressed = compacted
+    const first = new Map<string, Watcher>()
+    for (const w of chosen.watchers) {
+      const twin = `${w.minRev} ${w.end === undefined ? "" : `${w.end.length} ${w.end}`} ${w.key}`
+      const r = first.get(twin)
+      if (r === undefined) {
+        first.set(twin, w)
+        this.reps.add(w)
+      } else this.rep.set(w, r)
+    }
+  }
+
+  private batchOf(w: Watcher): EventBatch | undefined {
+    return this.batches.get(this.rep.get(w) ?? w)
   }
 
   /** One chunk; true when the round is finished. */
@@ -131,7 +154,7 @@ class SyncRound {
     this.cursor = next
     const chunk = this.config.historyChunkRevs
     const evs = store.eventsBetween(next, tip, chunk)
-    newWatcherBatch(this.chosen, evs, eventKey, this.config.watchBatchMaxRevs, this.batches)
+    newWatcherBatch(this.reps, evs, eventKey, this.config.watchBatchMaxRevs, this.batches)
     let revs = 0
     let last = 0
     for (const ev of evs) {
@@ -150,7 +173,7 @@ class SyncRound {
     let next = Number.MAX_SAFE_INTEGER
     for (const w of this.chosen.watchers) {
       if (w.state !== "unsynced") continue
-      if (this.batches.get(w)?.full === true) continue
+      if (this.batchOf(w)?.full === true) continue
       const need = w.minRev > this.cursor ? w.minRev : this.cursor
       if (need < next) next = need
     }
@@ -164,7 +187,7 @@ class SyncRound {
       // watcher overtaken by a compaction during the round gets what was read, then that response.
       if (w.state !== "unsynced" || w.minRev < this.compactRev) continue
       const before = w.minRev
-      const eb = this.batches.get(w)
+      const eb = this.batchOf(w)
       const resume = eb !== undefined && eb.moreRev !== 0 ? eb.moreRev : readTo
       if (resume > w.minRev) w.minRev = resume
       if (eb !== undefined && eb.evs.length > 0) {
@@ -207,10 +230,12 @@ export const make = (
       if (synced.size === 0 || events.length === 0) return
       let slow: Array<Watcher> | undefined
       let slowBatches: Array<EventBatch> | undefined
+      /** the batch held by every victim that missed the whole revision (shared, read-only) */
+      let whole: EventBatch | undefined
       const deliver = (w: Watcher, evs: ReadonlyArray<Event>): void => {
         if (!w.send(evs, rev)) {
           ;(slow ??= []).push(w)
-          ;(slowBatches ??= []).push(EventBatch.of(evs))
+          ;(slowBatches ??= []).push(evs === events ? (whole ??= EventBatch.of(evs)) : EventBatch.of(evs))
         }
         // Always, even on failure: the held batch carries this revision (etcd #15271).
         w.minRev = rev + 1

@@ -70,6 +70,13 @@ export const filterMask = (filters: Iterable<number> | undefined): number => {
 export interface ResponseSink {
   /** false when the channel is full or closed, like Go's `select { case ch <- r: default: }` */
   readonly offer: (response: WatchResponse) => boolean
+  /**
+   * true while an offer would be refused (full since a refusal, until the send loop takes): a
+   * watcher then fails its send without building the response. A fan-out pass tries every watcher
+   * of a full channel (1,000 per stream per revision in bench:compare's watch, and again in each
+   * victim retry), so most sends fail.
+   */
+  readonly refusing?: boolean
 }
 
 /** Which group holds the watcher, so cancel knows where to remove it from. */
@@ -113,6 +120,7 @@ export class Watcher {
       evs = filterEvents(evs, this.filter)
       if (evs.length === 0) return true
     }
+    if (this.sink.refusing === true) return false
     return this.sink.offer({ watchId: this.id, events: evs, revision, compactRevision: 0 })
   }
 

@@ -110,3 +110,61 @@ describe("WatchResponse encoder", () => {
     }
   )
 })
+
+describe("FrameWriter pieces", () => {
+  /** a gRPC frame, as hex */
+  const frame = (payload: Uint8Array): string =>
+    "00" + payload.length.toString(16).padStart(8, "0") + Buffer.from(payload).toString("hex")
+
+  it.prop(
+    "writers sharing the chunks, large tails by reference: each writer's pieces are its own frames, in order",
+    [
+      fc.array(
+        fc.record({
+          writer: fc.integer({ min: 0, max: 2 }),
+          head: fc.uint8Array({ maxLength: 20 }),
+          id: fc.integer({ min: 0, max: 300 }),
+          tail: fc.option(fc.uint8Array({ maxLength: 40 }), { nil: undefined }),
+          message: fc.boolean(),
+          take: fc.boolean()
+        }),
+        { maxLength: 60 }
+      )
+    ],
+    ([ops]) => {
+      // writers 0 and 1 share the process' chunks; writer 2 has 24-byte chunks of its own
+      const writers = [new FrameWriter(undefined, 8), new FrameWriter(undefined, 8), new FrameWriter(24, 8)]
+      const got: Array<Array<string>> = [[], [], []]
+      const want: Array<Array<string>> = [[], [], []]
+      const drain = (i: number) => {
+        if (i === 2 && ops.length % 2 === 0) {
+          for (const m of writers[i]!.takeMessages()) got[i]!.push(frame(m))
+        } else {
+          const all = Buffer.concat(writers[i]!.take())
+          for (let p = 0; p < all.length;) {
+            const n = all.readUInt32BE(p + 1)
+            expect(all[p]).toBe(0)
+            got[i]!.push(frame(all.subarray(p + FRAME_PREFIX_BYTES, p + FRAME_PREFIX_BYTES + n)))
+            p += FRAME_PREFIX_BYTES + n
+          }
+        }
+        expect(writers[i]!.count).toBe(0)
+      }
+      for (const op of ops) {
+        const w = writers[op.writer]!
+        if (op.message) {
+          w.message(op.head)
+          want[op.writer]!.push(frame(op.head))
+        } else {
+          w.response(op.head, op.id, op.tail)
+          const id = op.id === 0 ? [] : [0x10, ...(op.id < 128 ? [op.id] : [(op.id & 0x7f) | 0x80, op.id >> 7])]
+          want[op.writer]!.push(frame(Buffer.concat([op.head, Buffer.from(id), op.tail ?? new Uint8Array(0)])))
+        }
+        if (op.take) drain(op.writer)
+      }
+      for (let i = 0; i < 3; i++) drain(i)
+      expect(got).toEqual(want)
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+})

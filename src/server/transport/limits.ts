@@ -27,5 +27,9 @@ export const RESET_RATE = 33
 export const MAX_QUEUED_CONTROL = 1000
 /** streams we reset ourselves, remembered so that the client's late frames on them are no error */
 export const RECENT_RESETS = 256
-/** bytes in the socket beyond which stream data waits for 'drain' */
-export const SOCKET_HIGH_WATER = 256 * 1024
+/**
+ * bytes in the socket beyond which stream data waits for 'drain': 1 MiB (256 KiB made a watch
+ * fan-out's streams wait for 'drain' between most writes: bench:compare's watch load, server CPU
+ * 2.1–2.7 → 1.8–2.4 s, docs/benchmarks.md lever 3j)
+ */
+export const SOCKET_HIGH_WATER = 1024 * 1024
