@@ -9,6 +9,7 @@ import {
   formatRounds,
   formatTarget,
   formatValue,
+  median,
   type Sample,
   type Summary,
   type SystemName
@@ -121,13 +122,6 @@ export const loadWarning = (info: RunInfo): Array<string> => {
         `**Load average above the ${info.cores} cores (up to ${peak.toFixed(1)}): other jobs shared the machine during this run, so the figures are depressed and noisy; re-run on a quiet machine before reading the ratios closely.**`
       ]
     : []
-}
-
-const median = (xs: ReadonlyArray<number>): number | undefined => {
-  if (xs.length === 0) return undefined
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 === 1 ? s[m] : (s[m - 1]! + s[m]!) / 2
 }
 
 /** The latency rows' p50 and p99 (medians over the rounds): the table's headline is the p99 alone. */

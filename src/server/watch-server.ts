@@ -266,6 +266,19 @@ const normaliseRange = (c: WatchCreateRequest): { key: Uint8Array; end: Uint8Arr
   return { key, end: raw }
 }
 
+/** The watchable store's request for a create request starting at `startRev` (≥ 0). */
+const storeWatchRequest = (c: WatchCreateRequest, startRev: number): Parameters<WatchStream["watch"]>[0] => {
+  const { key, end } = normaliseRange(c)
+  return {
+    id: toWatchId(c.watch_id),
+    key,
+    end,
+    startRev,
+    filters: c.filters as ReadonlyArray<FilterType>,
+    prevKv: c.prev_kv
+  }
+}
+
 /** One Watch stream; ends when the call's fiber is interrupted, or fails when it cannot go on. */
 export const serverWatchStream = (
   call: grpc.ServerDuplexStream<WatchRequest, WatchResponseInit>,
@@ -346,57 +359,42 @@ export const serverWatchStream = (
       ticker = setTimeout(tick, interval + jitter)
     }
 
+    /** etcd's answer to a create it refuses: created and canceled at once, with the reason */
+    const createFailed = (reason: string): WatchResponseInit => ({
+      header: header(ws.rev()),
+      watch_id: INVALID_WATCH_ID,
+      created: true,
+      canceled: true,
+      cancel_reason: reason
+    })
+
+    /** the stream's per-watcher options, once the watcher is registered */
+    const onCreated = (id: WatchId, c: WatchCreateRequest): void => {
+      if (c.progress_notify) state.progress.set(id, true)
+      if (c.fragment) state.fragment.add(id)
+      if (c.progress_notify) startTicker()
+    }
+
     const create = (c: WatchCreateRequest): Effect.Effect<void> =>
       Effect.flatMap(watchDenied(deps.guard, call, c), (denied) => {
         if (denied !== undefined) {
-          return ctrl(INVALID_WATCH_ID, "failed", {
-            header: header(ws.rev()),
-            watch_id: INVALID_WATCH_ID,
-            created: true,
-            canceled: true,
-            cancel_reason: denied
-          })
+          return ctrl(INVALID_WATCH_ID, "failed", createFailed(denied))
         }
         const startRev = toNumber(c.start_revision)
         if (startRev < 0) {
-          return ctrl(INVALID_WATCH_ID, "failed", {
-            header: header(ws.rev()),
-            watch_id: INVALID_WATCH_ID,
-            created: true,
-            canceled: true,
-            cancel_reason: COMPACTED_REASON
-          })
+          return ctrl(INVALID_WATCH_ID, "failed", createFailed(COMPACTED_REASON))
         }
-        const { key, end } = normaliseRange(c)
-        return ws
-          .watch({
-            id: toWatchId(c.watch_id),
-            key,
-            end,
-            startRev,
-            filters: c.filters as ReadonlyArray<FilterType>,
-            prevKv: c.prev_kv
+        return ws.watch(storeWatchRequest(c, startRev)).pipe(
+          Effect.matchEffect({
+            onFailure: (e) => ctrl(INVALID_WATCH_ID, "failed", createFailed(e.message)),
+            onSuccess: (id) => {
+              onCreated(id, c)
+              const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), created: true }
+              if (id !== 0) response.watch_id = id
+              return ctrl(id, "created", response)
+            }
           })
-          .pipe(
-            Effect.matchEffect({
-              onFailure: (e) =>
-                ctrl(INVALID_WATCH_ID, "failed", {
-                  header: header(ws.rev()),
-                  watch_id: INVALID_WATCH_ID,
-                  created: true,
-                  canceled: true,
-                  cancel_reason: e.message
-                }),
-              onSuccess: (id) => {
-                if (c.progress_notify) state.progress.set(id, true)
-                if (c.fragment) state.fragment.add(id)
-                const response: Mutable<WatchResponseInit> = { header: header(ws.rev()), created: true }
-                if (id !== 0) response.watch_id = id
-                if (c.progress_notify) startTicker()
-                return ctrl(id, "created", response)
-              }
-            })
-          )
+        )
       })
 
     const cancel = (rawId: string): Effect.Effect<void> =>
@@ -429,36 +427,15 @@ export const serverWatchStream = (
         if (deps.guard !== undefined && needsAuth(deps.guard, call)) return false
         const startRev = toNumber(c.start_revision)
         if (startRev < 0) return false
-        const { key, end } = normaliseRange(c)
         let id: WatchId
         try {
-          id = ws.unsafeWatch({
-            id: toWatchId(c.watch_id),
-            key,
-            end,
-            startRev,
-            filters: c.filters as ReadonlyArray<FilterType>,
-            prevKv: c.prev_kv
-          })
+          id = ws.unsafeWatch(storeWatchRequest(c, startRev))
         } catch (e) {
           if (!(e instanceof WatchError)) throw e
-          state.onCtrl(
-            INVALID_WATCH_ID,
-            "failed",
-            {
-              header: header(ws.rev()),
-              watch_id: INVALID_WATCH_ID,
-              created: true,
-              canceled: true,
-              cancel_reason: e.message
-            },
-            out
-          )
+          state.onCtrl(INVALID_WATCH_ID, "failed", createFailed(e.message), out)
           return true
         }
-        if (c.progress_notify) state.progress.set(id, true)
-        if (c.fragment) state.fragment.add(id)
-        if (c.progress_notify) startTicker()
+        onCreated(id, c)
         state.onCtrlFlag(id, "created", ws.rev(), out)
         return true
       }

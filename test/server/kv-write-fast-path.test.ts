@@ -4,40 +4,18 @@
  * the test controls (test/mvcc/gated-backend.ts): a write is answered only once durable, the
  * watcher sees the revisions in order, and the server's shutdown grace waits for a write in flight.
  */
-import { Context, Effect, Exit, Fiber, Layer, Logger, LogLevel, Schedule, Scope } from "effect"
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { layer as lessorLayer } from "../../src/lease/lessor.js"
-import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../../src/mvcc/kvstore.js"
-import { defaultServerConfig, EtcdServer, layerAuth, layerServer } from "../../src/server/index.js"
-import { layer as watchableLayer } from "../../src/watch/watchable-store.js"
-import { gateLayer, makeGate } from "../mvcc/gated-backend.js"
 import { eventually, rawClient, unaryCall, type UnaryResult } from "./support/in-process.js"
+import { startGatedServer } from "./support/gated-server.js"
 import { RawWatch, text } from "./support/raw-watch.js"
 
 const b = (s: string) => Buffer.from(s)
 
 const startGated = async () => {
-  const gate = makeGate()
-  const { maxRequestBytes } = defaultServerConfig
-  const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes })))
-  const services = Layer.mergeAll(watchableLayer, lessorLayer, layerAuth(defaultServerConfig)).pipe(
-    Layer.provideMerge(store),
-    Layer.provideMerge(gateLayer(gate))
-  )
-  const layer = layerServer({ ...defaultServerConfig, listenClientUrls: ["http://127.0.0.1:0"] }).pipe(
-    Layer.provide(services)
-  )
-  const scope = Effect.runSync(Scope.make())
-  // start-up writes the member record: let writes through until it is up
-  const releaser = Effect.runFork(Effect.repeat(gate.release(), Schedule.spaced("5 millis")))
-  const ctx = await Effect.runPromise(
-    Layer.buildWithScope(layer, scope).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-  )
-  await Effect.runPromise(Fiber.interrupt(releaser))
+  const { gate, server, close } = await startGatedServer()
   await Effect.runPromise(gate.release())
-  const endpoint = Context.get(ctx, EtcdServer).endpoints[0]!
-  const close = () => Effect.runPromise(Scope.close(scope, Exit.void).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
-  return { gate, endpoint, close }
+  return { gate, endpoint: server.endpoints[0]!, close }
 }
 
 describe("KV writes on the fast path, over gRPC", () => {

@@ -5,30 +5,20 @@
  * families and /health shape side by side with a real etcd 3.4.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Effect, Exit, Fiber, Layer, Logger, LogLevel, Schedule, Scope, Context, Cause } from "effect"
+import { Effect, Exit, Logger, LogLevel, Cause } from "effect"
 import * as fs from "node:fs"
 import * as http from "node:http"
 import * as http2 from "node:http2"
 import * as net from "node:net"
 import * as zlib from "node:zlib"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { layer as lessorLayer } from "../../src/lease/lessor.js"
-import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../../src/mvcc/kvstore.js"
 import { serviceDefinition, serviceNames } from "../../src/proto/load.js"
-import {
-  defaultServerConfig,
-  EtcdServer,
-  layerAuth,
-  layerServer,
-  serve,
-  type ServerConfig
-} from "../../src/server/index.js"
-import { layer as watchableLayer } from "../../src/watch/watchable-store.js"
-import { gateLayer, makeGate } from "../mvcc/gated-backend.js"
+import { serve, type ServerConfig } from "../../src/server/index.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
 import { freePort } from "../support/ports.js"
 import { call, eventually, rawClient, sleep, startInProcess, unaryCall } from "./support/in-process.js"
 import { ensureBuilt, ServeProcess, tempDir } from "./support/process.js"
+import { startGatedServer } from "./support/gated-server.js"
 import { RawWatch } from "./support/raw-watch.js"
 
 const b = (s: string) => Buffer.from(s)
@@ -614,26 +604,7 @@ const putWithTimeout = (endpoint: string, timeout: string) =>
 
 describe("a member that cannot serve", () => {
   it("is unhealthy with etcd's reasons; a call past its deadline counts as DeadlineExceeded", async () => {
-    const gate = makeGate()
-    const { maxRequestBytes } = defaultServerConfig
-    const store = kvStoreLayer.pipe(Layer.provide(kvStoreConfig({ maxRequestBytes })))
-    const services = Layer.mergeAll(watchableLayer, lessorLayer, layerAuth(defaultServerConfig)).pipe(
-      Layer.provideMerge(store),
-      Layer.provideMerge(gateLayer(gate))
-    )
-    const layer = layerServer({
-      ...defaultServerConfig,
-      listenClientUrls: ["http://127.0.0.1:0"],
-      listenMetricsUrls: ["http://127.0.0.1:0"]
-    }).pipe(Layer.provide(services))
-    const scope = Effect.runSync(Scope.make())
-    // start-up writes the member record: let writes through until it is up
-    const releaser = Effect.runFork(Effect.repeat(gate.release(), Schedule.spaced("5 millis")))
-    const ctx = await Effect.runPromise(
-      Layer.buildWithScope(layer, scope).pipe(Logger.withMinimumLogLevel(LogLevel.None))
-    )
-    await Effect.runPromise(Fiber.interrupt(releaser))
-    const server = Context.get(ctx, EtcdServer)
+    const { gate, server, close } = await startGatedServer({ listenMetricsUrls: ["http://127.0.0.1:0"] })
     const url = server.metricsUrls[0]!
     const kvc = rawClient("KV", server.endpoints[0]!)
     try {
@@ -679,7 +650,7 @@ describe("a member that cannot serve", () => {
       expect(valueOf(f, "grpc_server_handled_total", kv("Put", "Unavailable"))).toBe(1)
     } finally {
       kvc.close()
-      await Effect.runPromise(Scope.close(scope, Exit.void).pipe(Logger.withMinimumLogLevel(LogLevel.None)))
+      await close()
     }
   })
 })
