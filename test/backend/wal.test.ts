@@ -182,13 +182,17 @@ describe("WAL segments", () => {
       ])
       // Zero-filled ahead, but never past the segment size.
       for (const s of segments) expect(fs.statSync(s.path).size).toBeLessThanOrEqual(4096)
+      // release unlinks without waiting: wait for the files to go (they would stay forever if it did not)
+      const segmentsBecome = (firstSeqs: ReadonlyArray<number>) =>
+        Effect.promise(async () => {
+          const now = () => JSON.stringify(listSegments(dir).map((s) => s.firstSeq))
+          while (now() !== JSON.stringify(firstSeqs)) await new Promise((r) => setTimeout(r, 5))
+        })
       writer.release(10)
-      yield* Effect.sleep("50 millis")
-      expect(listSegments(dir).map((s) => s.firstSeq)).toEqual([9, 13, 17])
+      yield* segmentsBecome([9, 13, 17])
       writer.release(20)
-      yield* Effect.sleep("50 millis")
       // the segment being written stays until close
-      expect(listSegments(dir).map((s) => s.firstSeq)).toEqual([17])
+      yield* segmentsBecome([17])
       writer.close(20)
       expect(listSegments(dir)).toEqual([])
     })

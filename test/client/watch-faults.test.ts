@@ -53,15 +53,23 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch under faults ($name
         // createdNotify: the created header revision is where the watch begins (exclusive).
         const watch = viaProxy.watch("/live/", { prefix: true, createdNotify: true })
         const started = yield* Effect.makeLatch(false)
+        let delivered = 0
         const fiber = yield* watch.pipe(
-          Stream.tap((r) => (r.created ? started.open : Effect.void)),
+          Stream.tap((r) => (delivered++, r.created ? started.open : Effect.void)),
           Stream.timeout("8 seconds"),
           Stream.takeUntil((r) => r.events.some((e) => Buffer.from(e.kv.key).toString() === "/live/end")),
           Stream.runCollect,
           Effect.fork
         )
         yield* started.await
-        const stop = env.proxy.chaos({ seed: SEED + 1, minMs: 5, maxMs: 60, maxBytes: 20_000 })
+        // a cut every 5–60 ms once the watch delivered something since the last one
+        const stop = env.proxy.chaos({
+          seed: SEED + 1,
+          minMs: 5,
+          maxMs: 60,
+          maxBytes: 20_000,
+          progress: () => delivered
+        })
         const history = yield* writeHistory(direct, { prefix: "/live/", count: 1500, concurrency: 8 })
         const end = yield* direct.kv.put("/live/end", "done")
         const responses = Array.from(yield* Fiber.join(fiber))
@@ -130,11 +138,17 @@ describe.each(serverTargets.filter((t) => t.enabled))("fragmented catch-up under
     expect(firstBytes).toBeGreaterThan(8192 + 512 * 1024)
     // Then with cuts between and inside fragments (a fragment is ~0.5 MiB).
     const stopBytes = env.proxy.cutEachConnection({ seed: SEED + 2, minBytes: 50_000, maxBytes: 1_500_000 })
-    const stopTimed = env.proxy.chaos({ seed: SEED + 200, minMs: 50, maxMs: 300 })
+    let delivered = 0
+    const stopTimed = env.proxy.chaos({ seed: SEED + 200, minMs: 50, maxMs: 300, progress: () => delivered })
     const stop = () => (stopBytes(), stopTimed())
     const faulted = await Effect.runPromise(
       Effect.flatMap(EtcdClient, (c) =>
-        collectUntil(c.watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true }), until)
+        collectUntil(
+          c
+            .watch("/frag/", { prefix: true, startRevision: history[0]!.rev, fragment: true })
+            .pipe(Stream.tap(() => Effect.sync(() => delivered++))),
+          until
+        )
       ).pipe(provideClient(env.proxy.endpoint))
     ).finally(stop)
     expect(historyProblems(faulted, history)).toEqual([])

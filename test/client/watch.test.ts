@@ -6,7 +6,7 @@
  * Server-side effects are observed through the server's own counters (etcd:
  * etcd_debugging_mvcc_watcher_total / _watch_stream_total on --listen-metrics-urls).
  */
-import { Cause, Chunk, Context, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
+import { Cause, Chunk, Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope, Stream } from "effect"
 import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
@@ -26,8 +26,9 @@ import { EtcdProcess, skipEtcd } from "../support/etcd.js"
 import { serverTargets, type TestServer } from "../support/servers.js"
 import { clientLayer, provideClient, scopedClient } from "./helpers.js"
 
-const keys = (r: WatchResponse) =>
-  r.events.map((e) => `${e.type === EventType.PUT ? "PUT" : "DELETE"} ${toText(e.kv.key)}`)
+const keyOf = (e: WatchResponse["events"][number]) =>
+  `${e.type === EventType.PUT ? "PUT" : "DELETE"} ${toText(e.kv.key)}`
+const keys = (r: WatchResponse) => r.events.map(keyOf)
 
 /** Polls `read` until it returns `expected` (or is unobservable: undefined), up to 5 s. */
 const eventually = async (read: () => Promise<number | undefined>, expected: number): Promise<void> => {
@@ -45,6 +46,39 @@ const eventually = async (read: () => Promise<number | undefined>, expected: num
 const collectN = (stream: Stream.Stream<WatchResponse, WatchError>, n: number) =>
   stream.pipe(Stream.take(n), Stream.timeout("5 seconds"), Stream.runCollect, Effect.map(Chunk.toArray))
 
+/**
+ * The first `n` events however the server grouped them: a watch from a start revision that
+ * registers after the writes gets them replayed together, one registered before one per response.
+ */
+const collectEvents = (stream: Stream.Stream<WatchResponse, WatchError>, n: number) =>
+  stream.pipe(
+    Stream.mapConcat((r) => r.events),
+    Stream.take(n),
+    Stream.timeout("5 seconds"),
+    Stream.runCollect,
+    Effect.map(Chunk.toArray)
+  )
+
+/**
+ * collectN in a fiber of its own, returned once the watch's created response arrived (a watch
+ * with createdNotify): the server has the watcher, so what is written next reaches it.
+ */
+const collectOnceCreated = (stream: Stream.Stream<WatchResponse, WatchError>, n: number) =>
+  Effect.gen(function* () {
+    const created = yield* Deferred.make<void>()
+    const fiber = yield* Effect.fork(
+      collectN(
+        Stream.tap(stream, (r) => (r.created ? Deferred.succeed(created, undefined) : Effect.void)),
+        n
+      )
+    )
+    yield* Effect.raceFirst(
+      Deferred.await(created),
+      Effect.zipRight(Fiber.await(fiber), Effect.dieMessage("the watch ended before it was created"))
+    )
+    return fiber
+  })
+
 describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) => {
   let server: TestServer
 
@@ -59,18 +93,19 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
     Effect.runPromise(Effect.scoped(Effect.flatMap(EtcdClient, f)).pipe(provideClient(server.endpoint)))
 
   it("delivers puts and deletes in order, with previous values", async () => {
-    const responses = await run((c) =>
+    const events = await run((c) =>
       Effect.gen(function* () {
-        const fiber = yield* Effect.fork(collectN(c.watch("/pv/a", { prevKv: true }), 3))
-        yield* Effect.sleep("50 millis")
+        // from the next revision: however late the watch registers, it replays the writes below
+        const from = (yield* c.kv.get("/pv/a")).header.revision + 1n
+        const fiber = yield* Effect.fork(collectEvents(c.watch("/pv/a", { prevKv: true, startRevision: from }), 3))
         yield* c.kv.put("/pv/a", "1")
         yield* c.kv.put("/pv/a", "2")
         yield* c.kv.delete("/pv/a")
         return yield* Fiber.join(fiber)
       })
     )
-    expect(responses.map(keys)).toEqual([["PUT /pv/a"], ["PUT /pv/a"], ["DELETE /pv/a"]])
-    const [create, modify, del] = responses.map((r) => r.events[0]!)
+    expect(events.map(keyOf)).toEqual(["PUT /pv/a", "PUT /pv/a", "DELETE /pv/a"])
+    const [create, modify, del] = events
     expect(create!.prevKv).toBeUndefined() // a create has no previous value
     expect(toText(create!.kv.value)).toBe("1")
     expect(create!.kv.version).toBe(1n)
@@ -85,17 +120,21 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
   it("filters PUT or DELETE events", async () => {
     const [noPut, noDelete] = await run((c) =>
       Effect.gen(function* () {
-        const a = yield* Effect.fork(collectN(c.watch("/flt/", { prefix: true, noPut: true }), 1))
-        const b = yield* Effect.fork(collectN(c.watch("/flt/", { prefix: true, noDelete: true }), 2))
-        yield* Effect.sleep("50 millis")
+        const from = (yield* c.kv.get("/flt/")).header.revision + 1n
+        const a = yield* Effect.fork(
+          collectEvents(c.watch("/flt/", { prefix: true, noPut: true, startRevision: from }), 1)
+        )
+        const b = yield* Effect.fork(
+          collectEvents(c.watch("/flt/", { prefix: true, noDelete: true, startRevision: from }), 2)
+        )
         yield* c.kv.put("/flt/x", "1")
         yield* c.kv.put("/flt/y", "1")
         yield* c.kv.delete("/flt/x")
         return [yield* Fiber.join(a), yield* Fiber.join(b)] as const
       })
     )
-    expect(noPut.map(keys)).toEqual([["DELETE /flt/x"]])
-    expect(noDelete.map(keys)).toEqual([["PUT /flt/x"], ["PUT /flt/y"]])
+    expect(noPut.map(keyOf)).toEqual(["DELETE /flt/x"])
+    expect(noDelete.map(keyOf)).toEqual(["PUT /flt/x", "PUT /flt/y"])
   })
 
   it("selects keys by range, from-key and prefix as etcd does", async () => {
@@ -103,16 +142,16 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
       Effect.gen(function* () {
         // from the next revision: however late a watch registers, it replays the puts below
         const from = (yield* c.kv.put("/ra", "outside every watched range")).header.revision + 1n
-        const a = yield* Effect.fork(collectN(c.watch("/rg/b", { rangeEnd: "/rg/d", startRevision: from }), 2))
-        const b = yield* Effect.fork(collectN(c.watch("/rg/c", { fromKey: true, startRevision: from }), 3))
-        const p = yield* Effect.fork(collectN(c.watch("/rg/", { prefix: true, startRevision: from }), 4))
+        const a = yield* Effect.fork(collectEvents(c.watch("/rg/b", { rangeEnd: "/rg/d", startRevision: from }), 2))
+        const b = yield* Effect.fork(collectEvents(c.watch("/rg/c", { fromKey: true, startRevision: from }), 3))
+        const p = yield* Effect.fork(collectEvents(c.watch("/rg/", { prefix: true, startRevision: from }), 4))
         for (const k of ["/rg/a", "/rg/b", "/rg/c", "/rg/d", "/rh"]) yield* c.kv.put(k, "v")
         return [yield* Fiber.join(a), yield* Fiber.join(b), yield* Fiber.join(p)] as const
       })
     )
-    expect(range.flatMap(keys)).toEqual(["PUT /rg/b", "PUT /rg/c"])
-    expect(fromKey.flatMap(keys)).toEqual(["PUT /rg/c", "PUT /rg/d", "PUT /rh"])
-    expect(prefix.flatMap(keys)).toEqual(["PUT /rg/a", "PUT /rg/b", "PUT /rg/c", "PUT /rg/d"])
+    expect(range.map(keyOf)).toEqual(["PUT /rg/b", "PUT /rg/c"])
+    expect(fromKey.map(keyOf)).toEqual(["PUT /rg/c", "PUT /rg/d", "PUT /rh"])
+    expect(prefix.map(keyOf)).toEqual(["PUT /rg/a", "PUT /rg/b", "PUT /rg/c", "PUT /rg/d"])
   })
 
   it("replays history from a start revision, whole revisions per response", async () => {
@@ -140,8 +179,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
     const [responses, put] = await run((c) =>
       Effect.gen(function* () {
         const before = yield* c.kv.put("/cn/x", "0")
-        const fiber = yield* Effect.fork(collectN(c.watch("/cn/x", { createdNotify: true }), 2))
-        yield* Effect.sleep("100 millis")
+        const fiber = yield* collectOnceCreated(c.watch("/cn/x", { createdNotify: true }), 2)
         const put = yield* c.kv.put("/cn/x", "1")
         return [yield* Fiber.join(fiber), { before, put }] as const
       })
@@ -247,10 +285,8 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
   it("requestProgress reaches every watch on the stream", async () => {
     const [a, b, rev] = await run((c) =>
       Effect.gen(function* () {
-        const a = yield* Effect.fork(collectN(c.watch("/rp/a", { createdNotify: true }), 2))
-        const b = yield* Effect.fork(collectN(c.watch("/rp/b", { createdNotify: true }), 2))
-        yield* Effect.promise(() => eventually(() => server.watcherCount(), 2))
-        yield* Effect.sleep("50 millis")
+        const a = yield* collectOnceCreated(c.watch("/rp/a", { createdNotify: true }), 2)
+        const b = yield* collectOnceCreated(c.watch("/rp/b", { createdNotify: true }), 2)
         const rev = (yield* c.kv.put("/rp/other", "x")).header.revision
         yield* c.requestProgress()
         return [yield* Fiber.join(a), yield* Fiber.join(b), rev] as const

@@ -55,6 +55,19 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
     await Promise.all([etcd?.dispose(), ours?.close()])
   })
 
+  /**
+   * Waits until each server has exactly `n` watchers (etcd_debugging_mvcc_watcher_total, served on
+   * the client URL by both): the watches of the commands started are created, and those of the
+   * commands stopped before are gone. Polls without a deadline of its own (the test's timeout).
+   */
+  const watchersAre = async (n: number): Promise<void> => {
+    const count = async (t: Target) => {
+      const text = await (await fetch(`http://${t.endpoint}/metrics`)).text()
+      return Number(/^etcd_debugging_mvcc_watcher_total (\d+)$/m.exec(text)?.[1] ?? -1)
+    }
+    for (const t of targets) while ((await count(t)) !== n) await sleep(10)
+  }
+
   const replaceAll = (s: string, from: string, to: string) => (from.length === 0 ? s : s.split(from).join(to))
 
   const normalise = (t: Target, s: string): string => {
@@ -219,7 +232,7 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
     const prefix = start(["watch", "--prefix", "w/", "--prev-kv"])
     const single = start(["watch", "w/a"])
     const range = start(["watch", "w/a", "w/c"])
-    await sleep(500) // let the watches be created before writing
+    await watchersAre(3) // the watches are created: nothing written after this is missed
     for (const args of [
       ["put", "w/a", "1"],
       ["put", "w/b", "2"],
@@ -248,7 +261,7 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", () =>
 
     const interactive = start(["watch", "-i"])
     for (const p of interactive) p.write("watch --prefix w/\n")
-    await sleep(300)
+    await watchersAre(1)
     for (const p of interactive) p.write("progress\n")
     await waitAll(interactive, 1)
     await same(["put", "w/z", "9"])

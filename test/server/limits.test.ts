@@ -78,8 +78,13 @@ describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
     expect(mine.maxConcurrentStreams).toBe(7)
   })
 
-  /** Pings `n` times back to back on an idle connection; the GOAWAY it gets, if any. */
-  const pingFlood = (endpoint: string, n: number) =>
+  /**
+   * Pings `n` times back to back on an idle connection; the GOAWAY it gets, if any. With `untilGoaway`
+   * it waits for the server to end the connection (however long a loaded machine takes); without,
+   * it leaves 300 ms after the last ping (a GOAWAY later than that would go unseen: a pass, never a
+   * false failure).
+   */
+  const pingFlood = (endpoint: string, n: number, untilGoaway: boolean) =>
     new Promise<{ code: number; data: string } | undefined>((resolve) => {
       const session = http2.connect(`http://${endpoint}`)
       let result: { code: number; data: string } | undefined
@@ -94,17 +99,16 @@ describe.skipIf(skipEtcd)("limits, differential against etcd 3.4", () => {
             if (!session.ping(() => done())) done()
           })
         }
-        // give a GOAWAY time to arrive, then leave
-        setTimeout(() => session.destroy(), 300)
+        if (!untilGoaway) setTimeout(() => session.destroy(), 300)
       })
     })
 
   it("--grpc-keepalive-min-time: a client pinging too often gets GOAWAY ENHANCE_YOUR_CALM too_many_pings, as from etcd", async () => {
-    const [theirs, mine] = await Promise.all([pingFlood(etcd.endpoint, 5), pingFlood(ours.endpoint, 5)])
+    const [theirs, mine] = await Promise.all([pingFlood(etcd.endpoint, 5, true), pingFlood(ours.endpoint, 5, true)])
     expect(theirs).toEqual({ code: http2.constants.NGHTTP2_ENHANCE_YOUR_CALM, data: "too_many_pings" })
     expect(mine).toEqual(theirs)
     // two pings are within the policy on both
-    const [theirs2, mine2] = await Promise.all([pingFlood(etcd.endpoint, 2), pingFlood(ours.endpoint, 2)])
+    const [theirs2, mine2] = await Promise.all([pingFlood(etcd.endpoint, 2, false), pingFlood(ours.endpoint, 2, false)])
     expect(theirs2).toBeUndefined()
     expect(mine2).toBeUndefined()
   }, 20_000)
@@ -204,9 +208,9 @@ describe("a unary call past its deadline is cancelled", () => {
     server.addService(
       { Wait: bytes },
       {
+        // never answers: only the deadline can end it, so no time decides the outcome
         Wait: runner.unary<Buffer, Buffer>("Wait", () =>
-          Effect.sleep("10 seconds").pipe(
-            Effect.as(Buffer.alloc(0)),
+          Effect.never.pipe(
             Effect.onInterrupt(() => Effect.sync(() => interrupted++)),
             Effect.ensuring(Effect.sync(() => finished++))
           )
@@ -218,7 +222,6 @@ describe("a unary call past its deadline is cancelled", () => {
     )
     const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure())
     try {
-      const started = Date.now()
       const status = await new Promise<number>((resolve) =>
         client.makeUnaryRequest(
           "/test.Slow/Wait",
@@ -232,11 +235,10 @@ describe("a unary call past its deadline is cancelled", () => {
         )
       )
       expect(status).toBe(grpc.status.DEADLINE_EXCEEDED)
-      await eventually(() => interrupted === 1, 2000, "the handler interrupted")
+      while (interrupted === 0) await new Promise((r) => setTimeout(r, 10))
+      expect(interrupted).toBe(1)
       expect(finished).toBe(1)
       expect(runner.inFlight().unary).toBe(0)
-      // well before the handler's own 10 s
-      expect(Date.now() - started).toBeLessThan(5000)
     } finally {
       client.close()
       server.forceShutdown()

@@ -317,8 +317,15 @@ describe("/metrics", () => {
     const kvc = rawClient("KV", server.endpoint)
     try {
       await call(kvc, "Put", { key: b("rev"), value: b("1") })
-      const status = await call(m, "Status", {})
-      const f = await scrape(metricsUrl)
+      // the put is acknowledged from the WAL; LMDB takes it within 100 ms and its file may grow
+      // then: read the status and the metrics until that commit is behind both
+      let status = await call(m, "Status", {})
+      let f = await scrape(metricsUrl)
+      while (valueOf(f, "etcd_mvcc_db_total_size_in_bytes") !== Number(status.dbSize)) {
+        await sleep(20)
+        status = await call(m, "Status", {})
+        f = await scrape(metricsUrl)
+      }
       expect(valueOf(f, "process_resident_memory_bytes")).toBeGreaterThan(0)
       const rss = valueOf(f, "process_resident_memory_bytes")
       expect(valueOf(f, "process_virtual_memory_bytes")).toBeGreaterThanOrEqual(rss)

@@ -92,7 +92,7 @@ describe("etcd-effect serve (process)", () => {
     }
   })
 
-  it("SIGTERM: ends open streams with Unavailable, exits 0 quickly and quietly; data, ids and a new term after restart", async () => {
+  it("SIGTERM: ends open streams with Unavailable, exits 0 quietly; data, ids and a new term after restart", async () => {
     const dataDir = dir()
     const p = await start({ dataDir })
     const kv = rawClient("KV", p.endpoint)
@@ -108,12 +108,12 @@ describe("etcd-effect serve (process)", () => {
     cluster.close()
     m.close()
 
-    const t0 = Date.now()
+    // a stop that hung on the open stream would run into the test's timeout
     const code = await p.kill("SIGTERM")
     expect(code).toBe(0)
-    expect(Date.now() - t0).toBeLessThan(5000)
     expect(p.stderr).toBe("")
-    await sleep(50)
+    // the client learns of the end from the socket, after the exit: wait for it
+    while (w.error === undefined && !w.ended) await sleep(10)
     expect(w.error?.code).toBe(14)
     w.close()
 

@@ -85,6 +85,11 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
   }
 
   const client = (p: TestPki) => ["--cacert", p.ca, "--cert", p.client.cert, "--key", p.client.key]
+  /** k = v on both servers of the mutual-TLS pair: what the tests that read "k" read, written by each itself */
+  const putK = async () => {
+    const put = await both(mtls, (p) => [...client(p), "put", "k", "v"])
+    expect([put.theirs.code, put.ours.code]).toEqual([0, 0])
+  }
 
   it("mutual TLS: etcdctl with --cacert/--cert/--key writes and reads on both", async () => {
     const put = await both(mtls, (p) => [...client(p), "put", "k", "v"])
@@ -122,6 +127,7 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
   )
 
   it("--insecure-skip-tls-verify with a client certificate is accepted by both", async () => {
+    await putK()
     const r = await both(mtls, (p) => [
       "--insecure-skip-tls-verify",
       "--cert",
@@ -221,6 +227,7 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
   it("our command line with --cacert/--cert/--key prints what etcdctl prints", async () => {
     const { ensureBuilt } = await import("./support/process.js")
     await ensureBuilt()
+    await putK()
     const args = [...client(pki), "get", "k"]
     const [ours, theirs] = await Promise.all([
       runCommand("node", ["dist/cli/main.js", "get", "k", ...client(pki), "--endpoints", mtls.oursUrl]),
@@ -258,6 +265,7 @@ describe.skipIf(skipEtcd)("client TLS, differential against etcd 3.4", () => {
   }, 240_000)
 
   it("the JSON gateway and /health answer over TLS on the client port, as etcd's", async () => {
+    await putK()
     const agent = new https.Agent({
       ca: fs.readFileSync(pki.ca),
       cert: fs.readFileSync(pki.client.cert),

@@ -2,7 +2,8 @@
  * Watch ids are int64 end to end: client-chosen ids above 2^53 stay distinct (2^53 and 2^53 + 1
  * were one id while ids went through Number), a duplicate gets etcd's created+canceled answer
  * with watch id -1, and auto ids count from 0, skipping ids in use. The same raw transcript runs
- * against etcd 3.4 and our server and must come out the same.
+ * against etcd 3.4 and our server and must come out as the one written here on both (each
+ * server's test checks its own, so no test reads what another left behind).
  */
 import { FastCheck as fc } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -43,7 +44,6 @@ describe("toWatchId", () => {
   })
 })
 
-const transcripts = new Map<string, Array<ReturnType<typeof seen>>>()
 const enabled = serverTargets.filter((t) => t.enabled)
 
 describe.each(enabled)("int64 watch ids ($name)", (target) => {
@@ -105,14 +105,5 @@ describe.each(enabled)("int64 watch ids ($name)", (target) => {
       { watch_id: TWO_53_PLUS_1, created: false, canceled: true, cancel_reason: "", keys: [] },
       event(TWO_53, "ids/a")
     ])
-    transcripts.set(target.name, all)
-  })
-})
-
-describe.runIf(enabled.length === 2)("int64 watch ids: etcd 3.4 and etcd-effect", () => {
-  it("answer the same transcript", () => {
-    const [a, b] = enabled.map((t) => transcripts.get(t.name))
-    expect(a).toBeDefined()
-    expect(b).toEqual(a)
   })
 })

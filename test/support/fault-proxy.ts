@@ -186,22 +186,34 @@ export class FaultProxy {
   /**
    * Cuts at random moments: every `minMs..maxMs` either cuts now or arms a cut after a random number
    * of bytes (up to `maxBytes`). Returns a function that stops the chaos.
+   *
+   * `progress` (a count the client's deliveries raise) makes it a fair adversary on any machine: a
+   * moment comes only once the count moved since the last cut, so each connection delivers
+   * something before it is cut. Without it, a machine slow enough that reconnecting takes longer
+   * than `maxMs` has every connection cut before its first response (nothing is ever delivered,
+   * which proves nothing about resuming).
    */
   chaos(options: {
     readonly seed: number
     readonly minMs: number
     readonly maxMs: number
     readonly maxBytes?: number
+    readonly progress?: () => number
   }): () => void {
     const random = seededRandom(options.seed)
     let timer: NodeJS.Timeout | undefined
     let stopped = false
+    let atLastCut: number | undefined
     const schedule = () => {
       if (stopped) return
       const delay = options.minMs + random() * (options.maxMs - options.minMs)
       timer = setTimeout(() => {
-        if (options.maxBytes !== undefined && random() < 0.5) this.cutAfterBytes(1 + random() * options.maxBytes)
-        else this.cutAll()
+        const now = options.progress?.()
+        if (now === undefined || now !== atLastCut) {
+          atLastCut = now
+          if (options.maxBytes !== undefined && random() < 0.5) this.cutAfterBytes(1 + random() * options.maxBytes)
+          else this.cutAll()
+        }
         schedule()
       }, delay)
     }

@@ -91,14 +91,15 @@ const escapeLabel = (v: string) => v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n"
 
 /**
  * The watch cache's metrics (apiserver_watch_cache_*, apiserver_cache_list_*,
- * apiserver_terminated_watchers_total: Effect counters and gauges kept by the Cacher's parts),
+ * apiserver_terminated_watchers_total, and watch_cache_capacity*, which the apiserver names
+ * without its namespace: Effect counters and gauges kept by the Cacher's parts),
  * from the Effect metric registry, in the text format.
  */
 const writeCacherMetrics = (out: Array<string>): void => {
   const families = new Map<string, { help: string; type: string; lines: Array<string> }>()
   for (const pair of Metric.unsafeSnapshot()) {
     const key = pair.metricKey
-    if (!key.name.startsWith("apiserver_")) continue
+    if (!key.name.startsWith("apiserver_") && !key.name.startsWith("watch_cache_")) continue
     const state = pair.metricState
     const type = MetricState.isCounterState(state) ? "counter" : MetricState.isGaugeState(state) ? "gauge" : undefined
     if (type === undefined) continue

@@ -10,7 +10,6 @@ import type { CacheWatcher } from "./cache-watcher.js"
 import { CacheWatchersTag } from "./cache-watchers.js"
 import { CacherConfigTag } from "./config.js"
 import { TimeBudget } from "./time-budget.js"
-import { WatchCacheTag } from "./watch-cache.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 export interface Dispatcher {
@@ -29,21 +28,17 @@ const terminatedWatchers = Metric.counter("apiserver_terminated_watchers_total",
 const eventsDispatched = Metric.counter("apiserver_watch_cache_events_dispatched_total", {
   description: "Counter of events dispatched in watch cache."
 })
-const cacheCapacity = Metric.gauge("apiserver_watch_cache_capacity", {
-  description: "Total capacity of watch cache broken by resource type."
-})
 
 export class DispatcherTag extends Context.Tag("etcd-effect/kubernetes/cacher/Dispatcher")<
   DispatcherTag,
   Dispatcher
 >() {
-  static readonly layer: Layer.Layer<DispatcherTag, never, CacherConfigTag | CacheWatchersTag | WatchCacheTag> =
+  static readonly layer: Layer.Layer<DispatcherTag, never, CacherConfigTag | CacheWatchersTag> =
     Layer.scoped(
       DispatcherTag,
       Effect.gen(function* () {
         const config = yield* CacherConfigTag
         const watchers = yield* CacheWatchersTag
-        const watchCache = yield* WatchCacheTag
         const clock = yield* Effect.clock
         const now = () => clock.unsafeCurrentTimeMillis()
         const gr = config.groupResource
@@ -51,7 +46,6 @@ export class DispatcherTag extends Context.Tag("etcd-effect/kubernetes/cacher/Di
           m.pipe(Metric.tagged("group", gr.group), Metric.tagged("resource", gr.resource)) as T
         const terminatedMetric = tagged(terminatedWatchers)
         const dispatchedMetric = tagged(eventsDispatched)
-        const capacityMetric = tagged(cacheCapacity)
         const incoming = yield* Queue.bounded<WatchCacheEvent>(INCOMING_QUEUE_SIZE)
         yield* Effect.addFinalizer(() => Queue.shutdown(incoming))
         const budget = new TimeBudget(now)
@@ -131,7 +125,6 @@ export class DispatcherTag extends Context.Tag("etcd-effect/kubernetes/cacher/Di
               dispatchBookmarks()
               // wait.Jitter(1s, 0.25)
               nextTick = now() + 1000 + Math.floor((yield* Random.next) * 250)
-              yield* Metric.set(capacityMetric, watchCache.capacity)
             }
           }
         })

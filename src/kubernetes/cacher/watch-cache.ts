@@ -7,7 +7,7 @@
  * JS runs one thing at a time, so the watchCache lock is the synchronous method: a watcher takes
  * its interval and registers in the same step, and no event can land in between.
  */
-import { Context, Deferred, Duration, Effect, FiberId, Layer } from "effect"
+import { Context, Deferred, Duration, Effect, FiberId, Layer, Metric } from "effect"
 import type { KubeObject } from "../api/object-meta.js"
 import { newResourceExpired, newTooLargeResourceVersion, newInternalError, type StatusError } from "../api/status.js"
 import { type AttrFunc, type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
@@ -58,7 +58,9 @@ export class WatchCache {
     private readonly keyFunc: (obj: KubeObject) => string,
     private readonly getAttrs: AttrFunc,
     private readonly now: () => number,
-    private readonly upperBound = UPPER_BOUND_CAPACITY
+    private readonly upperBound = UPPER_BOUND_CAPACITY,
+    /** told of every resize, old and new capacity (doCacheResizeLocked's RecordsWatchCacheCapacityChange) */
+    private readonly onResize: (from: number, to: number) => void = () => {}
   ) {}
 
   get size(): number {
@@ -142,7 +144,7 @@ export class WatchCache {
     const oldest = this.events[this.head]!
     if (eventTime - oldest.recordTime < EVENT_FRESH_MS) {
       const grown = Math.min(this.capacity * 2, this.upperBound)
-      if (grown > this.capacity) this.capacity = grown
+      if (grown > this.capacity) this.setCapacity(grown)
       return
     }
     const quarter = this.events[this.events.length - Math.floor(this.capacity / 4)]
@@ -152,13 +154,19 @@ export class WatchCache {
       this.capacity > LOWER_BOUND_CAPACITY
     ) {
       const shrunk = Math.max(Math.floor(this.capacity / 2), LOWER_BOUND_CAPACITY)
-      this.capacity = shrunk
+      this.setCapacity(shrunk)
       const drop = this.size - shrunk
       if (drop > 0) {
         this.head += drop
         this.removedEventSinceRelist = true
       }
     }
+  }
+
+  private setCapacity(capacity: number): void {
+    const from = this.capacity
+    this.capacity = capacity
+    this.onResize(from, capacity)
   }
 
   /** The events a watch from `rv` replays (getAllEventsSinceLocked), or 410 when they are gone. */
@@ -251,6 +259,21 @@ export class WatchCache {
 const sortedByKey = (elements: Iterable<StoreElement>): Array<StoreElement> =>
   Array.from(elements).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 
+/**
+ * The apiserver's capacity metrics (cacher/metrics/metrics.go), under its names: the gauge and the
+ * two counters have a subsystem and no namespace, so no `apiserver_` prefix. The gauge holds the
+ * capacity from the moment the cache exists (newWatchCache sets it) and follows every resize.
+ */
+const capacityGauge = Metric.gauge("watch_cache_capacity", {
+  description: "Total capacity of watch cache broken by resource type."
+})
+const capacityIncreases = Metric.counter("watch_cache_capacity_increase_total", {
+  description: "Total number of watch cache capacity increase events broken by resource type."
+})
+const capacityDecreases = Metric.counter("watch_cache_capacity_decrease_total", {
+  description: "Total number of watch cache capacity decrease events broken by resource type."
+})
+
 /** The Cacher's watch cache as a service (one per Cacher: its layer is built in the Cacher's). */
 export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/WatchCache")<
   WatchCacheTag,
@@ -265,12 +288,27 @@ export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/Wa
       const keyFunc =
         config.keyFunc ??
         ((o: KubeObject) => prefix + (o.metadata.namespace ? `${o.metadata.namespace}/` : "") + (o.metadata.name ?? ""))
-      return new WatchCache(
+      const tagged = <T extends Metric.Metric<any, any, any>>(m: T) =>
+        m.pipe(
+          Metric.tagged("group", config.groupResource.group),
+          Metric.tagged("resource", config.groupResource.resource)
+        ) as T
+      const gauge = tagged(capacityGauge)
+      const increases = tagged(capacityIncreases)
+      const decreases = tagged(capacityDecreases)
+      const watchCache = new WatchCache(
         keyFunc,
         config.getAttrs ?? defaultAttrs,
         () => clock.unsafeCurrentTimeMillis(),
-        config.upperBoundCapacity ?? UPPER_BOUND_CAPACITY
+        config.upperBoundCapacity ?? UPPER_BOUND_CAPACITY,
+        // a resize is rare (the ring doubles or halves), so the registry lookup per call is fine
+        (from, to) => {
+          gauge.unsafeUpdate(to, [])
+          ;(to > from ? increases : decreases).unsafeUpdate(1, [])
+        }
       )
+      yield* Metric.set(gauge, watchCache.capacity)
+      return watchCache
     })
   )
 }

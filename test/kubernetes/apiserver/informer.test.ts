@@ -124,8 +124,8 @@ describe("apiserver: @kubernetes/client-node informers", () => {
     await request(url(), "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD())
     const ns = await newNamespace(url())
     const collection = `/apis/example.com/v1/namespaces/${ns}/widgets`
-    for (let i = 0; i < 100 && (await request(url(), "GET", collection)).status !== 200; i++)
-      await new Promise((r) => setTimeout(r, 20))
+    // the CRD's resource is served once the CRD controller saw it
+    while ((await request(url(), "GET", collection)).status !== 200) await new Promise((r) => setTimeout(r, 20))
     const kc = kubeConfig(url())
     const custom = kc.makeApiClient(k8s.CustomObjectsApi)
     const informer = k8s.makeInformer<k8s.KubernetesObject>(

@@ -27,7 +27,13 @@ const kubectlMinor = (): number => {
   }
 }
 
-describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kubectl", () => {
+/**
+ * The tests below are the steps of one kubectl session against one `etcd-effect apiserver`, in
+ * the order written: apply makes the CRD and the objects the later steps get, watch and delete,
+ * and the last step stops the server. A shuffled run keeps this order (`shuffle: false`); the
+ * files around it still move.
+ */
+describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kubectl", { shuffle: false }, () => {
   let proc: ChildProcess
   let server = ""
   let home = ""

@@ -5,7 +5,7 @@
  * consistent list waits for the cache and falls back to etcd after 3 s; watchers leave nothing
  * behind.
  */
-import { Deferred, Effect, Exit, Fiber, Scope, Stream } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope, Stream, TestClock, TestContext } from "effect"
 import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { newResourceExpired, toStatus } from "../../../src/kubernetes/api/status.js"
@@ -15,6 +15,8 @@ import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
 import { pod, run, Watching } from "../storage/conformance/support.js"
 import { cacherOver } from "./support.js"
+
+const realSleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe("Cacher", () => {
   const ours = onOurServer()
@@ -125,14 +127,24 @@ describe("Cacher", () => {
     }
     const { cacher, close } = await cacherOver(held)
     await run(store.create("/pods/ns/a", pod("ns", "a")))
-    for (let i = 0; i < 200 && cacher.internals.watchCache.store.size === 0; i++)
-      await new Promise((r) => setTimeout(r, 10))
+    while (cacher.internals.watchCache.store.size === 0) await realSleep(10) // the cache has "a"
     expect((await run(cacher.getList("/pods/", { recursive: true }))).items.map((o) => o.metadata.name)).toEqual(["a"])
     hold = true
     await run(store.create("/pods/ns/b", pod("ns", "b")))
-    const t0 = Date.now()
-    const list = await run(cacher.getList("/pods/", { recursive: true }))
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(2900)
+    // the list on the TestClock (its freshness wait's 3 s are the TestClock's; etcd is real)
+    const list = await Effect.runPromise(
+      Effect.gen(function* () {
+        const listing = yield* Effect.fork(cacher.getList("/pods/", { recursive: true }))
+        // it asked etcd for the current RV and waits for the cache to reach it
+        while (cacher.internals.watchCache.waiting === 0) yield* Effect.promise(() => realSleep(5))
+        yield* TestClock.adjust("2999 millis")
+        yield* Effect.promise(() => realSleep(50))
+        expect(listing.unsafePoll()).toBeNull()
+        // 3 s: the cache is given up on and etcd answers
+        yield* TestClock.adjust("1 millis")
+        return yield* Fiber.join(listing)
+      }).pipe(Effect.provide(TestContext.TestContext))
+    )
     expect(list.items.map((o) => o.metadata.name)).toEqual(["a", "b"])
     // RV "0" is served from the (stale) cache at once
     expect(
@@ -176,8 +188,7 @@ describe("Cacher", () => {
     expire = Deferred.unsafeMake<void>(Effect.runSync(Effect.fiberId))
     expect(await a.ended()).toEqual([])
     expect((await stale.ended()).every((e) => e.type !== "ERROR")).toBe(true)
-    for (let i = 0; i < 1000 && (lists === listsAtStart || !cacher.internals.ready.isReady); i++)
-      await new Promise((r) => setTimeout(r, 5))
+    while (lists === listsAtStart || !cacher.internals.ready.isReady) await realSleep(5)
     expect(lists).toBeGreaterThan(listsAtStart)
     // a client that saw everything re-watches from its last RV and misses nothing
     const lastA = before[4]!.object as KubeObject
@@ -230,7 +241,7 @@ describe("Cacher", () => {
     )
     expect(cacher.internals.watcherCount()).toBe(10_000)
     await run(store.create("/pods/ns1/x", pod("ns1", "x")))
-    for (let i = 0; i < 2000 && delivered < 900; i++) await new Promise((r) => setTimeout(r, 5))
+    while (delivered < 900) await realSleep(5)
     expect(delivered).toBe(900)
     await Effect.runPromise(Scope.close(scope, Exit.void))
     // every watcher forgotten, every sink ended once, every reading fiber done

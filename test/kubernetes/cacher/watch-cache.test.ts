@@ -4,12 +4,13 @@
  * freshness wait; snapshots sorted by key. Time is a plain number the test moves.
  */
 import { it } from "@effect/vitest"
-import { Effect, Either, Fiber, TestClock } from "effect"
+import { Effect, Either, Fiber, Layer, Metric, MetricState, TestClock } from "effect"
 import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { defaultAttrs } from "../../../src/kubernetes/storage/selection-predicate.js"
 import { suggestedWatchChannelSize } from "../../../src/kubernetes/cacher/cache-watcher.js"
-import { LOWER_BOUND_CAPACITY, WatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
+import { CacherConfigTag } from "../../../src/kubernetes/cacher/config.js"
+import { LOWER_BOUND_CAPACITY, WatchCache, WatchCacheTag } from "../../../src/kubernetes/cacher/watch-cache.js"
 
 const obj = (name: string): KubeObject => ({ metadata: { name, namespace: "ns" } })
 const keyOf = (o: KubeObject) => `/pods/${o.metadata.namespace}/${o.metadata.name}`
@@ -87,6 +88,57 @@ describe("watchCache", () => {
       const e = yield* Fiber.join(late)
       expect(e.message).toBe("Timeout: Too large resource version: 20, current: 12")
       expect(e.details?.retryAfterSeconds).toBe(1)
+    })
+  )
+
+  it.effect("watch_cache_capacity is set when the cache is made and on every resize, each resize counted", () =>
+    Effect.gen(function* () {
+      // a resource of its own: the metric registry is the process's
+      const tags = { group: "test.example.com", resource: "capacity-widgets" }
+      const metric = (name: string): number | undefined => {
+        for (const { metricKey, metricState } of Metric.unsafeSnapshot()) {
+          if (metricKey.name !== name) continue
+          const t = Object.fromEntries(metricKey.tags.map((l) => [l.key, l.value]))
+          if (t.group !== tags.group || t.resource !== tags.resource) continue
+          if (MetricState.isGaugeState(metricState)) return metricState.value as number
+          if (MetricState.isCounterState(metricState)) return metricState.count as number
+        }
+        return undefined
+      }
+      const wc = yield* WatchCacheTag.pipe(
+        Effect.provide(
+          WatchCacheTag.layer.pipe(
+            Layer.provide(
+              Layer.succeed(CacherConfigTag, {
+                resourcePrefix: "/widgets/",
+                groupResource: tags,
+                upperBoundCapacity: 400
+              })
+            )
+          )
+        )
+      )
+      // no event, no time passed: the gauge holds the lower bound already
+      expect(metric("watch_cache_capacity")).toBe(LOWER_BOUND_CAPACITY)
+      expect(metric("watch_cache_capacity_increase_total")).toBeUndefined()
+      wc.replace([], 1n)
+      let rv = 1n
+      const put = () => wc.processEvent("MODIFIED", { metadata: { name: `w${rv % 7n}` } }, ++rv)
+      for (let i = 0; i < 101; i++) put()
+      expect([wc.capacity, metric("watch_cache_capacity")]).toEqual([200, 200])
+      for (let i = 0; i < 400; i++) put()
+      expect([wc.capacity, metric("watch_cache_capacity")]).toEqual([400, 400])
+      expect(metric("watch_cache_capacity_increase_total")).toBe(2)
+      // 80 s on, the newest quarter is stale: each event halves it, down to the lower bound
+      yield* TestClock.adjust("80 seconds")
+      put()
+      expect([wc.capacity, metric("watch_cache_capacity")]).toEqual([200, 200])
+      put()
+      expect([wc.capacity, metric("watch_cache_capacity")]).toEqual([100, 100])
+      put()
+      expect(metric("watch_cache_capacity")).toBe(100)
+      expect(metric("watch_cache_capacity_decrease_total")).toBe(2)
+      expect(metric("watch_cache_capacity_increase_total")).toBe(2)
     })
   )
 

@@ -120,6 +120,9 @@ describe("Cacher watches into a sink", () => {
 
   it("an RV the cache cannot serve is one ERROR and the end; closing the Cacher ends every sink", async () => {
     const { store } = ours().newStore()
+    // a write first: the cache lists above RV 1 whatever ran on the server before (alone or
+    // first in a shuffled run, the server was at 1, and RV 1 was servable)
+    await run(store.create("/pods/ns/first", pod("ns", "first")))
     const { cacher, close } = await cacherOver(store)
     const tooOld = new Recorder()
     await sinkWatch(cacher, tooOld, { resourceVersion: "1" })
