@@ -261,7 +261,7 @@ describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable
       expect(e!.object).toMatchObject({
         code: 504,
         reason: "Timeout",
-        details: { causes: [{ type: "ResourceVersionTooLarge" }] }
+        details: { causes: [{ reason: "ResourceVersionTooLarge" }] }
       })
     })
 
