@@ -35,7 +35,7 @@ import {
 import { type AttrFunc, Everything, matches } from "../storage/selection-predicate.js"
 import { parseResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
 import { errorText, type KeysError } from "./errors.js"
-import { etcdWatcher } from "./etcd-watcher.js"
+import { etcdWatcher, exceptKey } from "./etcd-watcher.js"
 import type { WatcherMarks } from "./high-water-mark.js"
 import { KeysClient, type KeysClientService } from "./keys-client.js"
 import { leaves, type Node } from "./node.js"
@@ -315,7 +315,12 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       // v2 keys name directories without the trailing slash
       const v2Key = recursive ? prepared.replace(/\/+$/, "") : prepared
       return etcdWatcher(
-        { keys, typeMeta: config.typeMeta, marks: config.watcherMarks?.() },
+        {
+          keys,
+          typeMeta: config.typeMeta,
+          marks: config.watcherMarks?.(),
+          include: recursive ? exceptKey(v2Key) : undefined
+        },
         v2Key,
         Number(rv.right),
         options
