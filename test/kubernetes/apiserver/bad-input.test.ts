@@ -17,20 +17,31 @@ describe("apiserver: bad input", () => {
     else if (message !== undefined) expect(r.body.message).toMatch(message)
   }
 
-  it("malformed JSON and non-object bodies: 400", async () => {
+  it("malformed JSON and non-object bodies: 400 with Go's decoder texts", async () => {
     const ns = await newNamespace(url())
     expectStatus(
       await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "{not json"),
       400,
       "BadRequest",
-      /^couldn't get version\/kind; json parse error: /
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string ({not json)"
     )
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "[1,2]"), 400, "BadRequest")
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, '{"a": '),
+      400,
+      "BadRequest",
+      'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: unexpected end of JSON input ({"a": )'
+    )
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "[1,2]"),
+      400,
+      "BadRequest",
+      'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (5b312c325d)'
+    )
     expectStatus(
       await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: "x" }),
       400,
       "BadRequest",
-      "metadata must be an object"
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta'
     )
   })
 
@@ -78,7 +89,7 @@ describe("apiserver: bad input", () => {
     expect(r.body.details).toMatchObject({
       name: "Bad_Name",
       kind: "ConfigMap",
-      causes: [{ type: "FieldValueInvalid", field: "metadata.name" }]
+      causes: [{ reason: "FieldValueInvalid", field: "metadata.name" }]
     })
     expectStatus(
       await request(url(), "POST", "/api/v1/namespaces", { metadata: { name: "a.b" } }),
@@ -125,7 +136,13 @@ describe("apiserver: bad input", () => {
       await request(url(), "GET", "/api/v1/configmaps?fieldSelector=metadata.uid%3Dx"),
       400,
       "BadRequest",
-      "field label not supported: metadata.uid"
+      '"metadata.uid" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
+    expectStatus(
+      await request(url(), "GET", "/api/v1/secrets?fieldSelector=data.a%3Dx"),
+      400,
+      "BadRequest",
+      "field label not supported: data.a"
     )
     expectStatus(
       await request(url(), "GET", "/api/v1/configmaps?limit=ten"),

@@ -185,7 +185,7 @@ describe("apiserver: HTTP list/watch protocol", () => {
     expect(future.status).toBe(504)
     expect(future.body.reason).toBe("Timeout")
     expect(future.body.message).toMatch(/^Timeout: Too large resource version: 99999999, current: \d+$/)
-    expect(future.body.details.causes[0].type).toBe("ResourceVersionTooLarge")
+    expect(future.body.details.causes[0].reason).toBe("ResourceVersionTooLarge")
     expect(future.headers.get("retry-after")).toBe("1")
     // a bad RV: 400 from the list
     const badRv = await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps?resourceVersion=abc`)
@@ -257,7 +257,9 @@ describe("apiserver: HTTP list/watch protocol", () => {
     expect(badLabel.body.reason).toBe("BadRequest")
     const badField = await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps?fieldSelector=spec.foo%3Dbar`)
     expect(badField.status).toBe(400)
-    expect(badField.body.message).toBe("field label not supported: spec.foo")
+    expect(badField.body.message).toBe(
+      '"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
     const w = watch(
       url(),
       `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${web.body.metadata.resourceVersion}&labelSelector=tier%3Dweb`
