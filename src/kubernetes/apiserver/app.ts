@@ -6,7 +6,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Either } from "effect"
 import { MethodNotAllowed, newInternalError, type StatusError } from "../api/status.js"
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, versionInfo } from "./discovery.js"
 import { create } from "./handlers/create.js"
@@ -227,8 +227,9 @@ export const makeApp = (
     }
     if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
     const warnings = new Warnings()
+    const yaml = Either.getOrUndefined(negotiateOutput(req.headers["accept"], info.verb === "watch"))?.yaml === true
     const res = yield* resource(ctx, req, url, info, warnings).pipe(
-      Effect.catchAll((e) => Effect.succeed(statusResponse(e)))
+      Effect.catchAll((e) => Effect.succeed(statusResponse(e, yaml)))
     )
     return withWarnings(res, warnings)
   }).pipe(

@@ -1,7 +1,8 @@
 /**
  * Bad input gets the apiserver's 4xx Status, never a 500 or a crash: malformed JSON, a body whose
  * kind/apiVersion/namespace/name disagrees with the URL, invalid names, unknown resources and
- * paths, bad selectors, bodies over 3 MiB (413), unsupported patch and body media types (415).
+ * paths, bad selectors, bodies over 3 MiB (413), unsupported patch and body media types (415), a
+ * broken protobuf body (400).
  */
 import { describe, expect, it } from "vitest"
 import { configMap, newNamespace, onApiServer, request } from "./support.js"
@@ -177,14 +178,21 @@ describe("apiserver: bad input", () => {
     expect((await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`)).status).toBe(200)
   })
 
-  it("media types: a protobuf body or an unknown patch type is 415; strategic merge patch on a custom resource is 415", async () => {
+  it("media types: a broken protobuf body is 400, an unknown body or patch type 415; strategic merge patch on a custom resource is 415", async () => {
     const ns = await newNamespace(url())
     expectStatus(
-      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "k8s\u0000junk", {
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "junk", {
         "content-type": "application/vnd.kubernetes.protobuf"
       }),
+      400,
+      "BadRequest",
+      "the object provided is unrecognized (must be of type ConfigMap): provided data does not appear to be a protobuf message, expected prefix [107 56 115 0] (6a756e6b)"
+    )
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "<x/>", { "content-type": "text/xml" }),
       415,
-      "UnsupportedMediaType"
+      "UnsupportedMediaType",
+      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
     )
     await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, configMap("a"))
     expectStatus(

@@ -6,7 +6,8 @@
  * handled as a <Kind>: json: cannot unmarshal …`; unknown and duplicate fields are refused
  * (fieldValidation=Strict), returned as warnings (Warn, the default) or dropped (Ignore).
  *
- * A new content type (protobuf, issue 27) is one more `BodyDecoder` in `bodyDecoders`.
+ * A new content type is one more `BodyDecoder` in `bodyDecoders` (protobuf of the built-in kinds is
+ * one, decode-protobuf.ts).
  */
 import { Effect, Either } from "effect"
 import * as YAML from "yaml"
@@ -21,6 +22,7 @@ import {
 import { BadRequest, type StatusError, UnsupportedMediaType } from "../../api/status.js"
 import { decodeGo, type GoSchema } from "../kinds/go-types.js"
 import type { Obj } from "../kinds/strategy.js"
+import { protobufDecoder } from "./decode-protobuf.js"
 import type { FieldValidation } from "./options.js"
 import type { Warnings } from "./warnings.js"
 
@@ -105,7 +107,7 @@ export const yamlDecoder: BodyDecoder = {
 }
 
 /** The decoders by content type; the first is the default for a request without one. */
-export const bodyDecoders: ReadonlyArray<BodyDecoder> = [jsonDecoder, yamlDecoder]
+export const bodyDecoders: ReadonlyArray<BodyDecoder> = [jsonDecoder, yamlDecoder, protobufDecoder]
 
 export const mediaTypeOf = (contentType: string | undefined): string =>
   (contentType ?? "").split(";")[0]!.trim().toLowerCase()
