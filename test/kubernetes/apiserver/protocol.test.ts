@@ -369,4 +369,19 @@ describe("apiserver: HTTP list/watch protocol", () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(900)
     expect(w.events.filter((e) => e.type === "ERROR")).toEqual([])
   })
+
+  it("a watch with allowWatchBookmarks gets its last BOOKMARK 2 s before timeoutSeconds ends it (cacheWatcher's deadline)", async () => {
+    const ns = await newNamespace(url())
+    const rv = (await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`)).body.metadata.resourceVersion
+    const w = watch(
+      url(),
+      `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=4`
+    )
+    await w.response
+    // progress elsewhere: the bookmark's RV is the cache's, past the watch's start
+    await request(url(), "POST", "/api/v1/namespaces/default/configmaps", configMap(`bm-${Date.now()}`))
+    await w.ended
+    expect(w.events.map((e) => e.type)).toEqual(["BOOKMARK"])
+    expect(BigInt(w.events[0].object.metadata.resourceVersion)).toBeGreaterThan(BigInt(rv))
+  })
 })

@@ -64,9 +64,10 @@ export const runCompactor = (
   const every = Duration.decode(interval)
   if (Duration.toMillis(every) <= 0) return Effect.never
   let state: CompactState = { version: 0n, rev: 0n, compacted: 0n }
+  // each round reads the state the round before left
   const round = Effect.zipRight(
     Effect.sleep(every),
-    compactRound(client, state.version, state.rev).pipe(
+    Effect.suspend(() => compactRound(client, state.version, state.rev)).pipe(
       Effect.tap((s) =>
         Effect.sync(() => {
           state = s
@@ -76,5 +77,5 @@ export const runCompactor = (
       Effect.catchAll((e) => Effect.logError(`etcd: endpoint (${endpoints.join(",")}) compact failed: ${e.message}`))
     )
   )
-  return Effect.forever(Effect.suspend(() => round))
+  return Effect.forever(round)
 }
