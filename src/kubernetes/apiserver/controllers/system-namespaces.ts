@@ -38,12 +38,14 @@ export const ensureSystemNamespaces = (
 export const runSystemNamespacesController = (
   registry: ResourceRegistry,
   lifecycle: NamespaceLifecycle,
-  every: Duration.DurationInput = Duration.minutes(1)
+  every: Duration.DurationInput = Duration.minutes(1),
+  onPass: () => void = () => {}
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.asVoid(
     Effect.forkScoped(
       ensureSystemNamespaces(registry, lifecycle).pipe(
         Effect.catchAll((e) => Effect.logWarning(`system namespaces: ${e.message}`)),
+        Effect.zipRight(Effect.sync(onPass)),
         Effect.repeat(Schedule.spaced(every))
       )
     )
