@@ -264,7 +264,7 @@ describe("apiserver: write sequences against a model (property)", () => {
           }
         }
       }),
-      { numRuns: 20 }
+      { numRuns: 12 }
     )
   }, 300_000)
 })
