@@ -7,18 +7,10 @@
 import * as k8s from "@kubernetes/client-node"
 import { Duration } from "effect"
 import { describe, expect, it } from "vitest"
+import { kubeConfig } from "./clients.js"
 import { newNamespace, onApiServer } from "./support.js"
 
-const api = (server: string) => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: true }],
-    users: [{ name: "u" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc.makeApiClient(k8s.CoreV1Api)
-}
+const api = (server: string) => kubeConfig(server).makeApiClient(k8s.CoreV1Api)
 
 const failure = async (p: Promise<unknown>): Promise<{ code: number; body: any }> => {
   try {

@@ -6,15 +6,13 @@
  * warnings; delete ns waits until the namespace controller has emptied it; the system namespaces
  * cannot be deleted. Also the flags: a bad --etcd-compaction-interval is one line and exit 1.
  */
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureBuilt, mainJs } from "../../server/support/process.js"
-
-const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => fs.existsSync(p)) ?? "/usr/bin/kubectl"
-const hasKubectl = fs.existsSync(KUBECTL)
+import { hasKubectl, runKubectl } from "./clients.js"
 
 /** `etcd-effect apiserver <args>` until it prints its URL */
 const startProgram = (args: ReadonlyArray<string>) =>
@@ -52,20 +50,7 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
   let server = ""
   let home = ""
 
-  const kubectl = (
-    args: ReadonlyArray<string>,
-    input?: string
-  ): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--server", server, ...args],
-        { env: { HOME: home, PATH: process.env["PATH"] ?? "", KUBECONFIG: path.join(home, "none") }, timeout: 60_000 },
-        (err, stdout, stderr) =>
-          resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr })
-      )
-      if (input !== undefined) child.stdin!.end(input)
-    })
+  const kubectl = (args: ReadonlyArray<string>, input?: string) => runKubectl(server, home, args, input, 60_000)
   const file = (name: string, text: string) => {
     const p = path.join(home, name)
     fs.writeFileSync(p, text)

@@ -8,10 +8,10 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 import type { StatusError } from "../../api/status.js"
 import { readBody } from "../body.js"
-import { decodeBody, decoderFor } from "../write/decode.js"
-import { checkTypeMeta, ensureNamespace } from "../write/object-checks.js"
+import { decoderFor } from "../write/decode.js"
 import { createOptions } from "../write/options.js"
 import { create as storeCreate, defaulted } from "../write/store.js"
+import { decodeRequestObject } from "./decode-object.js"
 import { objectResponse } from "./output.js"
 import { type RequestScope, writeContext } from "./scope.js"
 
@@ -21,15 +21,7 @@ export const create = (s: RequestScope): Effect.Effect<HttpServerResponse.HttpSe
     const bytes = yield* readBody(s.request)
     const options = yield* createOptions(s.url.searchParams)
     const ctx = writeContext(s, options.dryRun)
-    const obj = yield* decodeBody(decoder, bytes, {
-      kind: s.info.kind,
-      version: s.version,
-      schema: ctx.strategy.schema,
-      fieldValidation: options.fieldValidation,
-      warnings: s.warnings
-    })
-    yield* checkTypeMeta(s.info, s.apiVersion, obj)
-    yield* ensureNamespace(s.info, s.namespace, obj)
+    const obj = yield* decodeRequestObject(s, ctx, decoder, bytes, options)
     const stored = yield* storeCreate(ctx, yield* defaulted(ctx, "CREATE", obj))
     return yield* objectResponse(s, stored, 201)
   })

@@ -5,7 +5,6 @@
  * stages see of it.
  */
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import type { KindStrategy } from "../kinds/strategy.js"
 import type { ApiMetrics } from "../metrics.js"
 import type { OutputMedia } from "../negotiation.js"
 import type { ResourceRegistry, ServedResource } from "../registry.js"
@@ -69,5 +68,3 @@ export const writeContext = (s: RequestScope, dryRun: boolean): WriteContext => 
   dryRun,
   warnings: s.warnings
 })
-
-export type { KindStrategy }

@@ -10,10 +10,11 @@ import { Effect } from "effect"
 import type { StatusError } from "../../api/status.js"
 import { readBody } from "../body.js"
 import type { Obj } from "../kinds/strategy.js"
-import { decodeBody, decoderFor } from "../write/decode.js"
-import { checkName, checkTypeMeta, ensureNamespace } from "../write/object-checks.js"
+import { decoderFor } from "../write/decode.js"
+import { checkName } from "../write/object-checks.js"
 import { updateOptions } from "../write/options.js"
 import { defaulted, update as storeUpdate } from "../write/store.js"
+import { decodeRequestObject } from "./decode-object.js"
 import { objectResponse } from "./output.js"
 import { type RequestScope, writeContext } from "./scope.js"
 
@@ -26,15 +27,7 @@ export const update = (
     const options = yield* updateOptions(s.url.searchParams)
     const decoder = yield* decoderFor(s.request.headers["content-type"])
     const ctx = writeContext(s, options.dryRun)
-    const obj = yield* decodeBody(decoder, bytes, {
-      kind: s.info.kind,
-      version: s.version,
-      schema: ctx.strategy.schema,
-      fieldValidation: options.fieldValidation,
-      warnings: s.warnings
-    })
-    yield* checkTypeMeta(s.info, s.apiVersion, obj)
-    yield* ensureNamespace(s.info, s.namespace, obj)
+    const obj = yield* decodeRequestObject(s, ctx, decoder, bytes, options)
     yield* checkName(obj, name)
     const body = yield* defaulted(ctx, "UPDATE", obj)
     const stored = yield* storeUpdate(ctx, name, () => Effect.sync(() => structuredClone(body) as Obj))

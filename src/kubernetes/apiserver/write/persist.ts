@@ -8,7 +8,7 @@
 import { Effect } from "effect"
 import type { KubeObject } from "../../api/object-meta.js"
 import { newAlreadyExists, newNotFound, type StatusError } from "../../api/status.js"
-import { invalidObj } from "../../storage/etcd3/errors.js"
+import { checkPreconditions as checkPreconditionsOf } from "../../storage/preconditions.js"
 import type { Preconditions, StorageService, UpdateFunc, ValidateDeletion } from "../../storage/interfaces.js"
 import { parseResourceVersion } from "../../storage/versioner.js"
 import { groupResourceOf } from "../resources.js"
@@ -16,31 +16,9 @@ import type { WriteContext } from "./pipeline.js"
 
 const nameOfKey = (key: string) => key.slice(key.lastIndexOf("/") + 1)
 
-/** storage.Preconditions.Check: the storage's 409 for a uid or resourceVersion that does not match. */
-export const checkPreconditions = (
-  ctx: WriteContext,
-  key: string,
-  p: Preconditions | undefined,
-  obj: KubeObject
-): StatusError | undefined => {
-  const gr = groupResourceOf(ctx.info)
-  if (p === undefined) return undefined
-  if (p.uid !== undefined && p.uid !== (obj.metadata.uid ?? "")) {
-    return invalidObj(
-      gr,
-      key,
-      `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${obj.metadata.uid ?? ""}`
-    )
-  }
-  if (p.resourceVersion !== undefined && p.resourceVersion !== (obj.metadata.resourceVersion ?? "")) {
-    return invalidObj(
-      gr,
-      key,
-      `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ""}`
-    )
-  }
-  return undefined
-}
+/** storage.Preconditions.Check for the request's resource. */
+export const checkPreconditions = (ctx: WriteContext, key: string, p: Preconditions | undefined, obj: KubeObject) =>
+  checkPreconditionsOf(groupResourceOf(ctx.info), key, p, obj)
 
 /** The current object, read from etcd (a write never decides on the cache's copy). */
 const current = (storage: StorageService, key: string) => storage.get(key)
