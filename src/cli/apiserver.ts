@@ -5,7 +5,7 @@
  * it serves on; SIGINT/SIGTERM end the watches, stop listening and close the storage (exit 0).
  */
 import { Command, Options } from "@effect/cli"
-import { Console, Effect, FiberRef, HashSet, Logger, LogLevel, Option } from "effect"
+import { Config, Console, Effect, FiberRef, HashSet, Logger, LogLevel, Option } from "effect"
 
 const etcdServers = Options.text("etcd-servers").pipe(
   Options.withDescription(
@@ -33,9 +33,18 @@ const dataDir = Options.text("data-dir").pipe(
   Options.withDescription("Data directory of the embedded etcd-effect server (default: in memory)."),
   Options.optional
 )
+// Options.boolean already defaults to false when absent: the fallback of its inner option makes absent true
 const watchCache = Options.boolean("watch-cache", { ifPresent: true }).pipe(
-  Options.withDescription("Enable watch caching in the apiserver (--watch-cache=false serves from etcd directly)."),
-  Options.withDefault(true)
+  Options.withDescription(
+    "Enable watch caching in the apiserver (default true; --watch-cache=false serves from etcd directly)."
+  ),
+  Options.withFallbackConfig(Config.succeed(true))
+)
+const etcdCompactionInterval = Options.text("etcd-compaction-interval").pipe(
+  Options.withDescription(
+    "The interval of compaction requests. If 0, the compaction request from apiserver is disabled. (a Go duration: 5m, 30s, 1h)"
+  ),
+  Options.withDefault("5m")
 )
 const defaultWatchCacheSize = Options.integer("default-watch-cache-size").pipe(
   Options.withDescription(
@@ -84,6 +93,7 @@ export const apiserver = Command.make(
     dataDir,
     watchCache,
     defaultWatchCacheSize,
+    etcdCompactionInterval,
     encryptionProviderConfig,
     bindAddress,
     port,
@@ -94,6 +104,15 @@ export const apiserver = Command.make(
   (flags) =>
     Effect.gen(function* () {
       const { serve } = yield* Effect.promise(() => import("../kubernetes/apiserver/server.js"))
+      const { ApiServerError, parseGoDuration } = yield* Effect.promise(
+        () => import("../kubernetes/apiserver/config.js")
+      )
+      const compaction = parseGoDuration(flags.etcdCompactionInterval)
+      if (compaction._tag === "Left")
+        return yield* new ApiServerError({
+          reason: "BadConfig",
+          message: `invalid argument ${JSON.stringify(flags.etcdCompactionInterval)} for "--etcd-compaction-interval" flag: ${compaction.left}`
+        })
       const { silenceGrpcLogs } = yield* Effect.promise(() => import("../server/grpc-logs.js"))
       if (flags.logLevel !== "debug") silenceGrpcLogs()
       const running = yield* serve({
@@ -108,6 +127,7 @@ export const apiserver = Command.make(
         dataDir: opt(flags.dataDir),
         watchCache: flags.watchCache,
         defaultWatchCacheSize: flags.defaultWatchCacheSize,
+        etcdCompactionInterval: compaction.right,
         encryptionProviderConfig: opt(flags.encryptionProviderConfig),
         bindAddress: flags.bindAddress,
         port: flags.port,

@@ -5,6 +5,7 @@
  * out (isKubeObject); the schema decoder runs only to explain a failure.
  */
 import { Either, ParseResult, Schema } from "effect"
+import { goJsonError } from "./go-json.js"
 import { isKubeObject, KubeObject } from "./object-meta.js"
 
 const validate = Schema.decodeUnknownEither(KubeObject)
@@ -22,7 +23,11 @@ export const decodeObject = (bytes: Uint8Array, resourceVersion?: bigint): Eithe
   try {
     json = JSON.parse(decoder.decode(bytes))
   } catch (e) {
-    return Either.left(e instanceof Error ? e.message : String(e))
+    // the serializer's text (runtime.Decode): the Go scanner's error for these bytes
+    const go = goJsonError(bytes)
+    return Either.left(
+      `couldn't get version/kind; json parse error: ${go ?? (e instanceof Error ? e.message : String(e))}`
+    )
   }
   if (!isKubeObject(json)) {
     return Either.mapLeft(validate(json), (e) => ParseResult.TreeFormatter.formatErrorSync(e))

@@ -123,3 +123,7 @@ export const parseSelector = (selector: string): Either.Either<ReturnType<typeof
 
 /** The apiserver's error for a field it cannot select on (a resource's field label conversion). */
 export const fieldLabelNotSupported = (field: string): string => `field label not supported: ${field}`
+
+/** runtime.DefaultMetaV1FieldSelectorConversion's error (kinds without their own conversion, e.g. ConfigMap). */
+export const notKnownFieldSelector = (field: string): string =>
+  `${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`

@@ -5,8 +5,9 @@
  */
 import { Schema } from "effect"
 
+/** metav1.StatusCause: its Go field Type is `reason` on the wire. */
 export const StatusCause = Schema.Struct({
-  type: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String),
   message: Schema.optional(Schema.String),
   field: Schema.optional(Schema.String)
 })
@@ -88,6 +89,8 @@ export class TooManyRequests extends Schema.TaggedError<TooManyRequests>()("TooM
 export class Timeout extends Schema.TaggedError<Timeout>()("Timeout", fields) {}
 /** 503 ServiceUnavailable (etcd unreachable). */
 export class ServiceUnavailable extends Schema.TaggedError<ServiceUnavailable>()("ServiceUnavailable", fields) {}
+/** 403 Forbidden: `<resource> "<name>" is forbidden: <why>` (admission's refusals). */
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", fields) {}
 /** 405 MethodNotAllowed: a verb the resource does not support. */
 export class MethodNotAllowed extends Schema.TaggedError<MethodNotAllowed>()("MethodNotAllowed", fields) {}
 /** 406 NotAcceptable: no media type of the Accept header can be served. */
@@ -108,6 +111,7 @@ export type StatusError =
   | Gone
   | BadRequest
   | Invalid
+  | Forbidden
   | InternalError
   | StoreReadError
   | TooManyRequests
@@ -126,6 +130,7 @@ const codes: Record<StatusError["_tag"], number> = {
   Gone: 410,
   BadRequest: 400,
   Invalid: 422,
+  Forbidden: 403,
   InternalError: 500,
   StoreReadError: 500,
   TooManyRequests: 429,
@@ -176,6 +181,8 @@ export const fromStatus = (s: Status): StatusError => {
       return new BadRequest(make)
     case "Invalid":
       return new Invalid(make)
+    case "Forbidden":
+      return new Forbidden(make)
     case "StoreReadError":
       return new StoreReadError(make)
     case "TooManyRequests":
@@ -241,15 +248,15 @@ export const newTooLargeResourceVersion = (rv: bigint, current: bigint, retrySec
   new Timeout({
     message: `Timeout: Too large resource version: ${rv}, current: ${current}`,
     details: {
-      causes: [{ type: "ResourceVersionTooLarge", message: "Too large resource version" }],
+      causes: [{ reason: "ResourceVersionTooLarge", message: "Too large resource version" }],
       retryAfterSeconds: retrySeconds
     }
   })
 
 export const isTooLargeResourceVersion = (e: StatusError): boolean =>
-  e._tag === "Timeout" && (e.details?.causes ?? []).some((c) => c.type === "ResourceVersionTooLarge")
+  e._tag === "Timeout" && (e.details?.causes ?? []).some((c) => c.reason === "ResourceVersionTooLarge")
 
-/** One field error of an Invalid status (field.Error). */
+/** One field error of an Invalid status (field.Error): its type (the cause's reason), path and body. */
 export interface FieldError {
   readonly type:
     | "FieldValueInvalid"
@@ -258,26 +265,56 @@ export interface FieldError {
     | "FieldValueForbidden"
     | "FieldValueDuplicate"
     | "FieldValueTooLong"
+    | "FieldValueTooMany"
+    | "FieldValueNotFound"
+    | "InternalError"
   readonly field: string
+  /** ErrorBody(): `Invalid value: "x": detail` (the text after `<field>: `) */
   readonly message: string
 }
 
-/** NewInvalid(qualifiedKind, name, errs): `<Kind>.<group> "<name>" is invalid: [errs]`. */
+/** field.Error.Error(): `<field>: <body>`. */
+export const fieldErrorText = (e: FieldError): string => `${e.field}: ${e.message}`
+
+/**
+ * NewInvalid(qualifiedKind, name, errs): `<Kind>.<group> "<name>" is invalid: <errs>`, one error
+ * as itself, several as `[e1, e2]` with repeated texts once (utilerrors.NewAggregate).
+ */
 export const newInvalid = (
   kind: { group: string; kind: string },
   name: string,
   errors: ReadonlyArray<FieldError>
 ): Invalid => {
-  const qualified = kind.group === "" ? kind.kind : `${kind.kind}.${kind.group}`
-  const list = errors.map((e) => `${e.field}: ${e.message}`)
+  const qualified =
+    kind.kind === "" && kind.group === "" ? "" : kind.group === "" ? kind.kind : `${kind.kind}.${kind.group}`
+  const seen = new Set<string>()
+  const list: Array<string> = []
+  for (const e of errors) {
+    const t = fieldErrorText(e)
+    if (seen.has(t)) continue
+    seen.add(t)
+    list.push(t)
+  }
   const joined = list.length === 1 ? list[0]! : `[${list.join(", ")}]`
   return new Invalid({
-    message: `${qualified} "${name}" is invalid: ${joined}`,
+    message: list.length === 0 ? `${qualified} "${name}" is invalid` : `${qualified} "${name}" is invalid: ${joined}`,
     details: {
       name,
       ...(kind.group === "" ? {} : { group: kind.group }),
-      kind: kind.kind,
-      causes: errors.map((e) => ({ type: e.type, message: e.message, field: e.field }))
+      ...(kind.kind === "" ? {} : { kind: kind.kind }),
+      causes: errors.map((e) => ({ reason: e.type, message: e.message, field: e.field }))
     }
   })
 }
+
+/** NewForbidden(resource, name, err): 403 `<resource> "<name>" is forbidden: <why>`. */
+export const newForbidden = (
+  gr: GroupResource,
+  name: string,
+  why: string,
+  causes?: ReadonlyArray<StatusCause>
+): Forbidden =>
+  new Forbidden({
+    message: `${groupResourceString(gr)} "${name}" is forbidden: ${why}`,
+    details: { ...detailsOf(gr, name), ...(causes === undefined ? {} : { causes }) }
+  })

@@ -97,3 +97,19 @@ export const fieldInvalid = (path: string, value: string, detail: string): strin
 
 /** Go's %q for a string (JSON escaping is the same for what selectors can contain, bar \u escapes of <>&). */
 export const goQuote = (s: string): string => JSON.stringify(s)
+
+const configMapKeyFmt = "[-._a-zA-Z0-9]+"
+const configMapKeyErrMsg = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+const configMapKeyRegexp = new RegExp(`^${configMapKeyFmt}$`)
+
+/** IsConfigMapKey: ConfigMap and Secret data keys (file names in a volume). */
+export const isConfigMapKey = (value: string): Array<string> => {
+  const errs: Array<string> = []
+  if (value.length > DNS1123SubdomainMaxLength) errs.push(MaxLenError(DNS1123SubdomainMaxLength))
+  if (!configMapKeyRegexp.test(value))
+    errs.push(RegexError(configMapKeyErrMsg, configMapKeyFmt, "key.name", "KEY_NAME", "key-name"))
+  if (value === ".") errs.push("must not be '.'")
+  else if (value === "..") errs.push("must not be '..'")
+  else if (value.startsWith("..")) errs.push("must not start with '..'")
+  return errs
+}

@@ -6,8 +6,8 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Effect } from "effect"
-import { MethodNotAllowed, newInternalError, NotAcceptable, type StatusError } from "../api/status.js"
+import { Cause, Effect, Either } from "effect"
+import { MethodNotAllowed, newInternalError, type StatusError } from "../api/status.js"
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, versionInfo } from "./discovery.js"
 import { create } from "./handlers/create.js"
 import { deleteCollection, deleteOne } from "./handlers/delete.js"
@@ -17,13 +17,15 @@ import { patch } from "./handlers/patch.js"
 import { makeScope, type RequestScope } from "./handlers/scope.js"
 import { update } from "./handlers/update.js"
 import { watch } from "./handlers/watch.js"
-import type { ApiMetrics, RequestLabels } from "./metrics.js"
+import type { ApiMetrics, Cell, RequestLabels } from "./metrics.js"
+import { negotiateOutput } from "./negotiation.js"
 import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.js"
 import { listQuery } from "./query.js"
 import type { ResourceRegistry } from "./registry.js"
 import { requestInfo, type ResourceRequest } from "./request-info.js"
 import { json, notFoundResource, statusResponse } from "./response.js"
-import { wantsTable } from "./table.js"
+import type { NamespaceLifecycle } from "./write/admission.js"
+import { Warnings } from "./write/warnings.js"
 
 export interface AppContext {
   readonly registry: ResourceRegistry
@@ -32,18 +34,12 @@ export interface AppContext {
   readonly serverAddress: () => string
   /** /readyz: etcd answers */
   readonly ready: Effect.Effect<boolean>
+  /** the NamespaceLifecycle admission plugin's state */
+  readonly lifecycle: NamespaceLifecycle
 }
 
 const TEXT = "text/plain; charset=utf-8"
 const ok = HttpServerResponse.text("ok", { contentType: TEXT, headers: { "x-content-type-options": "nosniff" } })
-
-const acceptable = (accept: string | undefined): boolean =>
-  accept === undefined ||
-  accept === "" ||
-  accept.split(",").some((r) => {
-    const t = r.split(";")[0]!.trim().toLowerCase()
-    return t === "application/json" || t === "*/*" || t === "application/*" || t === ""
-  })
 
 const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerResponse.HttpServerResponse> => {
   const p = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
@@ -115,7 +111,7 @@ const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerRes
 const scopeLabel = (r: ResourceRequest, namespaced: boolean): string =>
   r.name !== undefined ? "resource" : namespaced && r.namespace !== undefined ? "namespace" : "cluster"
 
-const dispatch = (s: RequestScope, r: ResourceRequest, labels: RequestLabels, ctx: AppContext) =>
+const dispatch = (s: RequestScope, r: ResourceRequest, longrunning: () => Cell) =>
   Effect.gen(function* () {
     switch (r.verb) {
       case "get":
@@ -123,7 +119,7 @@ const dispatch = (s: RequestScope, r: ResourceRequest, labels: RequestLabels, ct
       case "list":
         return yield* list(s, yield* listQuery(s.url.searchParams, false))
       case "watch":
-        return yield* watch(s, yield* listQuery(s.url.searchParams, true), ctx.metrics.longrunningCell(labels))
+        return yield* watch(s, yield* listQuery(s.url.searchParams, true), longrunning())
       case "create":
         return yield* create(s)
       case "update":
@@ -137,16 +133,32 @@ const dispatch = (s: RequestScope, r: ResourceRequest, labels: RequestLabels, ct
     }
   })
 
+const methodNotAllowed = () =>
+  new MethodNotAllowed({ message: "the server does not allow this method on the requested resource", details: {} })
+
+/** The verbs the route of a collection, an object or a subresource takes (go-restful: 405 for the others). */
+const allowed = (r: ResourceRequest): boolean => {
+  if (r.subresource !== undefined) {
+    if (r.subresource === "finalize") return r.verb === "update"
+    return r.verb === "get" || r.verb === "update" || r.verb === "patch"
+  }
+  if (r.name === undefined) return r.verb !== "update" && r.verb !== "patch" && r.verb !== "delete"
+  return r.verb !== "create"
+}
+
 const resource = (
   ctx: AppContext,
   req: HttpServerRequest.HttpServerRequest,
   url: URL,
-  r: ResourceRequest
+  r: ResourceRequest,
+  warnings: Warnings
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
   Effect.gen(function* () {
     const served = ctx.registry.lookup(r.group, r.version, r.resource)
-    if (served === undefined || r.subresource !== undefined) return yield* Effect.fail(notFoundResource())
+    if (served === undefined) return yield* Effect.fail(notFoundResource())
     const info = served.info
+    if (r.subresource !== undefined && (r.name === undefined || info.subresources[r.subresource] === undefined))
+      return yield* Effect.fail(notFoundResource())
     // a namespaced object needs its namespace; a create needs a namespace (or a cluster-scoped resource)
     if (info.namespaced && r.namespace === undefined && (r.name !== undefined || r.verb === "create")) {
       return yield* Effect.fail(notFoundResource())
@@ -154,37 +166,37 @@ const resource = (
     if (!info.namespaced && r.namespace !== undefined && !(info.group === "" && info.plural === "namespaces")) {
       return yield* Effect.fail(notFoundResource())
     }
-    const accept = req.headers["accept"]
-    const table = wantsTable(accept)
-    if (!table && !acceptable(accept)) {
-      return yield* Effect.fail(
-        new NotAcceptable({
-          message:
-            "only the following media types are accepted: application/json, application/json;as=Table;v=v1;g=meta.k8s.io"
-        })
-      )
-    }
+    if (!allowed(r)) return yield* Effect.fail(methodNotAllowed())
+    const output = yield* negotiateOutput(req.headers["accept"], r.verb === "watch")
     const labels: RequestLabels = {
       verb: metricVerb(r.verb),
       group: r.group,
       version: r.version,
       resource: r.resource,
-      subresource: "",
+      subresource: r.subresource ?? "",
       scope: scopeLabel(r, info.namespaced)
     }
+    const dryRun = url.searchParams.getAll("dryRun").length > 0 ? "All" : ""
     const s = makeScope(served, r.version, r.namespace, r.name, {
       url,
       request: req,
-      table,
+      output,
+      subresource: r.subresource,
       metrics: ctx.metrics,
-      registry: ctx.registry
+      registry: ctx.registry,
+      lifecycle: ctx.lifecycle,
+      warnings
     })
-    const res = yield* dispatch(s, r, labels, ctx).pipe(
-      Effect.tapError((e) => Effect.sync(() => ctx.metrics.request(labels, statusOf(e))))
+    const res = yield* dispatch(s, r, () => ctx.metrics.longrunningCell(labels)).pipe(
+      Effect.tapError((e) => Effect.sync(() => ctx.metrics.request(labels, statusOf(e), dryRun)))
     )
-    ctx.metrics.request(labels, res.status)
+    ctx.metrics.request(labels, res.status, dryRun)
     return res
   })
+
+/** The answer with the request's Warning headers. */
+const withWarnings = (res: HttpServerResponse.HttpServerResponse, warnings: Warnings) =>
+  warnings.size === 0 ? res : HttpServerResponse.setHeader(res, "warning", warnings.headers().join(", "))
 
 /** The verb label: the HTTP method, or LIST / WATCH / DELETECOLLECTION for those request verbs. */
 const metricVerb = (v: ResourceRequest["verb"]): string => {
@@ -214,7 +226,12 @@ export const makeApp = (
       )
     }
     if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
-    return yield* resource(ctx, req, url, info).pipe(Effect.catchAll((e) => Effect.succeed(statusResponse(e))))
+    const warnings = new Warnings()
+    const yaml = Either.getOrUndefined(negotiateOutput(req.headers["accept"], info.verb === "watch"))?.yaml === true
+    const res = yield* resource(ctx, req, url, info, warnings).pipe(
+      Effect.catchAll((e) => Effect.succeed(statusResponse(e, yaml)))
+    )
+    return withWarnings(res, warnings)
   }).pipe(
     // the platform runs apps uninterruptibly: timeouts inside (the cache's 3 s freshness wait) and
     // client disconnects must be able to interrupt the handler

@@ -2,7 +2,7 @@
  * `etcd-effect apiserver`'s configuration: kube-apiserver's flag names where they apply, with its
  * defaults. Its own module (no server code) so the CLI's flag parsing loads nothing heavy.
  */
-import { Schema } from "effect"
+import { Duration, Either, Schema } from "effect"
 
 export interface ApiServerConfig {
   /** --etcd-servers: etcd endpoints; empty runs an embedded etcd-effect server on --data-dir */
@@ -27,6 +27,13 @@ export interface ApiServerConfig {
   /** --tls-cert-file + --tls-private-key-file: serve HTTPS */
   readonly tlsCertFile?: string | undefined
   readonly tlsPrivateKeyFile?: string | undefined
+  /** --etcd-compaction-interval (default 5m; 0 disables the apiserver's compactor) */
+  readonly etcdCompactionInterval: Duration.Duration
+  /**
+   * how long after a change the namespace controller looks at a terminating namespace (its
+   * namespaceDeletionGracePeriod, 5 s; not a kube-apiserver flag: tests shorten it)
+   */
+  readonly namespaceDeletionDelay: Duration.Duration
 }
 
 export const defaultApiServerConfig: ApiServerConfig = {
@@ -35,7 +42,46 @@ export const defaultApiServerConfig: ApiServerConfig = {
   watchCache: true,
   defaultWatchCacheSize: 100,
   bindAddress: "127.0.0.1",
-  port: 8080
+  port: 8080,
+  etcdCompactionInterval: Duration.minutes(5),
+  namespaceDeletionDelay: Duration.seconds(5)
+}
+
+const GO_UNITS: Record<string, number> = {
+  ns: 1e-6,
+  us: 1e-3,
+  "\u00b5s": 1e-3,
+  "\u03bcs": 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000
+}
+
+/** time.ParseDuration ("5m", "1h30m", "300ms", "0"): the duration, or Go's error text. */
+export const parseGoDuration = (text: string): Either.Either<Duration.Duration, string> => {
+  const q = JSON.stringify(text)
+  let s = text
+  let sign = 1
+  if (s.startsWith("-") || s.startsWith("+")) {
+    sign = s.startsWith("-") ? -1 : 1
+    s = s.slice(1)
+  }
+  if (s === "0") return Either.right(Duration.zero)
+  if (s === "") return Either.left(`time: invalid duration ${q}`)
+  let ms = 0
+  const re = /^([0-9]*(?:\.[0-9]*)?)([a-zµμ]*)/
+  while (s !== "") {
+    const m = re.exec(s)
+    if (m === null || m[1] === "" || m[1] === ".") return Either.left(`time: invalid duration ${q}`)
+    if (m[2] === "") return Either.left(`time: missing unit in duration ${q}`)
+    const unit = GO_UNITS[m[2]!]
+    if (unit === undefined) return Either.left(`time: unknown unit ${JSON.stringify(m[2])} in duration ${q}`)
+    ms += Number(m[1]) * unit
+    s = s.slice(m[0].length)
+  }
+  if (sign < 0 && ms > 0) return Either.left(`negative duration ${q}`)
+  return Either.right(Duration.millis(ms))
 }
 
 /** A start-up failure of the apiserver, one line for stderr. */

@@ -1,7 +1,6 @@
 /**
- * apiextensions-apiserver: CustomResourceDefinitions. A CRD is validated (the rules of
- * apiextensions/validation that matter for serving), gets its status on every write (names
- * accepted, Established, storedVersions), and the CRD controller — the crdHandler's informer —
+ * apiextensions-apiserver: CustomResourceDefinitions. A CRD is validated and gets its status on
+ * every write (kinds/crd.ts), and the CRD controller — the crdHandler's informer —
  * serves its resource from the moment the CRD is stored: it lists the CRDs at start (they live in
  * etcd, so they come back after a restart) and then follows their watch, adding, updating and
  * removing resources in the registry. Deleting a CRD stops serving it and deletes its objects
@@ -11,139 +10,14 @@
 import { Deferred, Duration, Effect, Either, Schedule, Stream } from "effect"
 import type { EtcdClientService } from "../../client/client.js"
 import type { KubeObject } from "../api/object-meta.js"
-import type { FieldError } from "../api/status.js"
-import { isDNS1123Label, isDNS1123Subdomain } from "../api/validation.js"
+import { fieldLabelNotSupported } from "../api/fields.js"
+import { isDNS1123Subdomain } from "../api/validation.js"
 import type { StorageService } from "../storage/interfaces.js"
 import { type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import type { ResourceRegistry } from "./registry.js"
+import { acceptedNames, specOf, validateCRDSpec } from "./kinds/crd.js"
+import { customResourceStrategy } from "./kinds/custom.js"
 import { customResourceDefinitions, type PrinterColumn, type ResourceInfo, resourcePrefixOf } from "./resources.js"
-
-interface CrdNames {
-  readonly plural?: string
-  readonly singular?: string
-  readonly kind?: string
-  readonly listKind?: string
-  readonly shortNames?: ReadonlyArray<string>
-  readonly categories?: ReadonlyArray<string>
-}
-
-interface CrdVersion {
-  readonly name?: string
-  readonly served?: boolean
-  readonly storage?: boolean
-  readonly additionalPrinterColumns?: ReadonlyArray<PrinterColumn>
-}
-
-interface CrdSpec {
-  readonly group?: string
-  readonly names?: CrdNames
-  readonly scope?: string
-  readonly versions?: ReadonlyArray<CrdVersion>
-}
-
-const specOf = (obj: Record<string, unknown>): CrdSpec => {
-  const s = obj["spec"]
-  return typeof s === "object" && s !== null && !Array.isArray(s) ? (s as CrdSpec) : {}
-}
-
-const required = (field: string): FieldError => ({ type: "FieldValueRequired", field, message: "Required value" })
-const invalidValue = (field: string, value: unknown, detail: string): FieldError => ({
-  type: "FieldValueInvalid",
-  field,
-  message: `Invalid value: ${JSON.stringify(value)}: ${detail}`
-})
-
-/** apiextensions validation, the rules that decide whether a resource can be served. */
-export const validateCRD = (obj: Record<string, unknown>): ReadonlyArray<FieldError> => {
-  const errs: Array<FieldError> = []
-  const spec = specOf(obj)
-  const names = spec.names ?? {}
-  const name = (obj["metadata"] as { name?: string } | undefined)?.name ?? ""
-  if (spec.group === undefined || spec.group === "") errs.push(required("spec.group"))
-  else if (isDNS1123Subdomain(spec.group).length > 0 || !spec.group.includes(".")) {
-    errs.push(invalidValue("spec.group", spec.group, "should be a domain with at least one dot"))
-  }
-  if (names.plural === undefined || names.plural === "") errs.push(required("spec.names.plural"))
-  else if (isDNS1123Label(names.plural).length > 0)
-    errs.push(invalidValue("spec.names.plural", names.plural, isDNS1123Label(names.plural)[0]!))
-  if (names.singular !== undefined && names.singular !== "" && isDNS1123Label(names.singular).length > 0) {
-    errs.push(invalidValue("spec.names.singular", names.singular, isDNS1123Label(names.singular)[0]!))
-  }
-  if (names.kind === undefined || names.kind === "") errs.push(required("spec.names.kind"))
-  if (spec.group !== undefined && names.plural !== undefined && name !== `${names.plural}.${spec.group}`) {
-    errs.push(invalidValue("metadata.name", name, 'must be spec.names.plural+"."+spec.group'))
-  }
-  if (spec.scope !== "Namespaced" && spec.scope !== "Cluster") {
-    errs.push(
-      spec.scope === undefined || spec.scope === ""
-        ? required("spec.scope")
-        : {
-            type: "FieldValueNotSupported",
-            field: "spec.scope",
-            message: `Unsupported value: ${JSON.stringify(spec.scope)}: supported values: "Cluster", "Namespaced"`
-          }
-    )
-  }
-  const versions = Array.isArray(spec.versions) ? spec.versions : []
-  if (versions.length === 0)
-    errs.push(invalidValue("spec.versions", [], "must have exactly one version marked as storage version"))
-  else {
-    const storage = versions.filter((v) => v.storage === true).length
-    if (storage !== 1)
-      errs.push(
-        invalidValue(
-          "spec.versions",
-          versions.map((v) => v.name),
-          "must have exactly one version marked as storage version"
-        )
-      )
-    versions.forEach((v, i) => {
-      if (typeof v.name !== "string" || isDNS1123Label(v.name).length > 0) {
-        errs.push(invalidValue(`spec.versions[${i}].name`, v.name ?? "", "must be a DNS-1035 label"))
-      }
-    })
-  }
-  return errs
-}
-
-const acceptedNames = (names: CrdNames) => ({
-  plural: names.plural,
-  singular: names.singular !== undefined && names.singular !== "" ? names.singular : (names.kind ?? "").toLowerCase(),
-  kind: names.kind,
-  listKind: names.listKind !== undefined && names.listKind !== "" ? names.listKind : `${names.kind}List`,
-  ...(names.shortNames !== undefined && names.shortNames.length > 0 ? { shortNames: names.shortNames } : {}),
-  ...(names.categories !== undefined && names.categories.length > 0 ? { categories: names.categories } : {})
-})
-
-/** The status a served CRD has: names accepted and Established (this server has no naming conflicts to wait for). */
-export const setCRDStatus = (obj: Record<string, unknown>): void => {
-  const spec = specOf(obj)
-  const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z")
-  const prev = (obj["status"] ?? {}) as { storedVersions?: ReadonlyArray<string> }
-  const storage = (spec.versions ?? []).find((v) => v.storage === true)?.name
-  const stored = new Set(prev.storedVersions ?? [])
-  if (storage !== undefined) stored.add(storage)
-  obj["status"] = {
-    conditions: [
-      {
-        type: "NamesAccepted",
-        status: "True",
-        lastTransitionTime: now,
-        reason: "NoConflicts",
-        message: "no conflicts found"
-      },
-      {
-        type: "Established",
-        status: "True",
-        lastTransitionTime: now,
-        reason: "InitialNamesAccepted",
-        message: "the initial names have been accepted"
-      }
-    ],
-    acceptedNames: acceptedNames(spec.names ?? {}),
-    storedVersions: Array.from(stored)
-  }
-}
 
 const AGE_DATE: PrinterColumn = {
   name: "Age",
@@ -162,7 +36,7 @@ const crAttrs =
 /** The ResourceInfo a stored CRD serves (undefined if it cannot be served). */
 export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => {
   const obj = crd as Record<string, unknown>
-  if (validateCRD(obj).length > 0) return undefined
+  if (validateCRDSpec(obj).length > 0) return undefined
   const spec = specOf(obj)
   const names = acceptedNames(spec.names ?? {})
   const versions = (spec.versions ?? []).filter((v) => v.served !== false)
@@ -187,6 +61,7 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
     validateName: isDNS1123Subdomain,
     getAttrs: crAttrs(namespaced),
     selectableFields: namespaced ? ["metadata.name", "metadata.namespace"] : ["metadata.name"],
+    fieldLabelError: fieldLabelNotSupported,
     strategicMergePatch: false,
     generation: true,
     printerColumns:
@@ -200,17 +75,14 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
             priority: c.priority,
             jsonPath: c.jsonPath
           })),
+    strategy: customResourceStrategy(namespaced),
+    subresources: {},
     custom: true
   }
 }
 
-/** The CRD resource with its validation and status hooks. */
-export const crdResource: ResourceInfo = {
-  ...customResourceDefinitions,
-  validate: validateCRD,
-  prepareForCreate: setCRDStatus,
-  prepareForUpdate: setCRDStatus
-}
+/** The CRD resource (its strategy validates and sets the status, kinds/crd.ts). */
+export const crdResource: ResourceInfo = customResourceDefinitions
 
 export interface CrdControllerDeps {
   readonly registry: ResourceRegistry

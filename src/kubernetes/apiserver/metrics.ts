@@ -65,8 +65,9 @@ export class ApiMetrics {
     "counter"
   )
 
-  request(l: RequestLabels, code: number): void {
-    this.requestTotal.cell({ ...l, component: "apiserver", dry_run: "", code: String(code) }).n++
+  /** one request done: its code and the dry_run label ("All" under dryRun, else "") */
+  request(l: RequestLabels, code: number, dryRun = ""): void {
+    this.requestTotal.cell({ ...l, component: "apiserver", dry_run: dryRun, code: String(code) }).n++
   }
 
   longrunningCell(l: RequestLabels): Cell {

@@ -46,6 +46,9 @@ const verbOf = (method: string, hasName: boolean, watch: boolean): Verb | undefi
   }
 }
 
+/** namespaceSubresources: what after /namespaces/{name}/ is the namespace's own */
+const NAMESPACE_SUBRESOURCES = ["status", "finalize"]
+
 export const requestInfo = (method: string, url: URL): RequestInfo | { readonly _tag: "BadMethod" } => {
   const parts = url.pathname
     .split("/")
@@ -73,8 +76,9 @@ export const requestInfo = (method: string, url: URL): RequestInfo | { readonly 
   let namespace: string | undefined
   if (rest[0] === "namespaces" && rest.length >= 2) {
     namespace = rest[1]!
-    // /namespaces/{ns} is the namespace itself; /namespaces/{ns}/{resource}… is inside it
-    if (rest.length > 2) rest = rest.slice(2)
+    // /namespaces/{ns} is the namespace itself (and /status, /finalize its subresources);
+    // /namespaces/{ns}/{resource}… is inside it
+    if (rest.length > 2 && !NAMESPACE_SUBRESOURCES.includes(rest[2]!)) rest = rest.slice(2)
   }
   if (rest.length === 0) return { _tag: "NonResource", path: url.pathname }
   const resource = rest[0]!

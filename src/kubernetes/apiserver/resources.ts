@@ -5,9 +5,15 @@
  * CustomResourceDefinition. Custom resources get theirs from their CRD (crd.ts).
  */
 import type { KubeObject } from "../api/object-meta.js"
-import type { FieldError, GroupResource } from "../api/status.js"
+import { fieldLabelNotSupported } from "../api/fields.js"
+import type { GroupResource } from "../api/status.js"
 import { isDNS1123Label, isDNS1123Subdomain } from "../api/validation.js"
 import { type AttrFunc, defaultAttrs } from "../storage/selection-predicate.js"
+import { configMapStrategy } from "./kinds/configmap.js"
+import { crdStrategy } from "./kinds/crd.js"
+import { namespaceFinalizeStrategy, namespaceStatusStrategy, namespaceStrategy } from "./kinds/namespace.js"
+import { secretStrategy } from "./kinds/secret.js"
+import type { KindStrategy } from "./kinds/strategy.js"
 
 /** A CRD's additionalPrinterColumns entry (and the built-in printers' extra columns). */
 export interface PrinterColumn {
@@ -40,18 +46,18 @@ export interface ResourceInfo {
   /** labels and selectable fields */
   readonly getAttrs: AttrFunc
   readonly selectableFields: ReadonlyArray<string>
+  /** the field label conversion's error for another field (default: the meta/v1 conversion's) */
+  readonly fieldLabelError?: ((field: string) => string) | undefined
   /** strategic-merge-patch is accepted (built-in types only) */
   readonly strategicMergePatch: boolean
   /** metadata.generation is kept (bumped when anything but metadata/status changes) */
   readonly generation: boolean
   /** the Table columns after NAME (AGE included where the resource's printer has one) */
   readonly printerColumns: ReadonlyArray<PrinterColumn>
-  /** a hook on create (defaults such as a Secret's type) */
-  readonly prepareForCreate?: ((obj: Record<string, unknown>) => void) | undefined
-  /** a hook on update (a CRD's status follows its spec) */
-  readonly prepareForUpdate?: ((obj: Record<string, unknown>) => void) | undefined
-  /** the resource's own validation (after create/update preparation): field errors make a 422 */
-  readonly validate?: ((obj: Record<string, unknown>) => ReadonlyArray<FieldError>) | undefined
+  /** how the kind is decoded, defaulted, prepared, validated and deleted (kinds/) */
+  readonly strategy: KindStrategy
+  /** the subresources served beside the main resource, with their strategies (namespaces: status, finalize) */
+  readonly subresources: Readonly<Record<string, KindStrategy>>
   /** a CRD-served resource */
   readonly custom: boolean
 }
@@ -129,10 +135,11 @@ const secretAttrs: AttrFunc = (obj) => ({
 })
 
 const builtin = (
-  r: Omit<ResourceInfo, "custom" | "categories" | "strategicMergePatch" | "generation" | "listKind"> &
+  r: Omit<ResourceInfo, "custom" | "categories" | "strategicMergePatch" | "generation" | "listKind" | "subresources"> &
     Partial<ResourceInfo>
 ): ResourceInfo => ({
   custom: false,
+  subresources: {},
   categories: [],
   strategicMergePatch: true,
   generation: false,
@@ -152,6 +159,7 @@ export const namespaces = builtin({
   validateName: isDNS1123Label,
   getAttrs: namespaceAttrs,
   selectableFields: ["metadata.name", "status.phase"],
+  fieldLabelError: fieldLabelNotSupported,
   printerColumns: [
     {
       name: "Status",
@@ -161,12 +169,8 @@ export const namespaces = builtin({
     },
     age
   ],
-  prepareForCreate: (obj) => {
-    const spec = (obj["spec"] ?? {}) as Record<string, unknown>
-    if (!Array.isArray(spec["finalizers"])) spec["finalizers"] = ["kubernetes"]
-    obj["spec"] = spec
-    obj["status"] = { phase: "Active" }
-  }
+  strategy: namespaceStrategy,
+  subresources: { status: namespaceStatusStrategy, finalize: namespaceFinalizeStrategy }
 })
 
 export const configmaps = builtin({
@@ -181,7 +185,8 @@ export const configmaps = builtin({
   validateName: isDNS1123Subdomain,
   getAttrs: defaultAttrs,
   selectableFields: ["metadata.name", "metadata.namespace"],
-  printerColumns: [{ name: "Data", type: "integer", description: "Number of data entries", cell: dataCount }, age]
+  printerColumns: [{ name: "Data", type: "integer", description: "Number of data entries", cell: dataCount }, age],
+  strategy: configMapStrategy
 })
 
 export const secrets = builtin({
@@ -196,6 +201,7 @@ export const secrets = builtin({
   validateName: isDNS1123Subdomain,
   getAttrs: secretAttrs,
   selectableFields: ["metadata.name", "metadata.namespace", "type"],
+  fieldLabelError: fieldLabelNotSupported,
   printerColumns: [
     {
       name: "Type",
@@ -206,9 +212,7 @@ export const secrets = builtin({
     { name: "Data", type: "string", description: "Number of data entries", cell: (o) => dataCount(o) },
     age
   ],
-  prepareForCreate: (obj) => {
-    if (typeof obj["type"] !== "string" || obj["type"] === "") obj["type"] = "Opaque"
-  }
+  strategy: secretStrategy
 })
 
 export const customResourceDefinitions = builtin({
@@ -223,7 +227,7 @@ export const customResourceDefinitions = builtin({
   namespaced: false,
   validateName: isDNS1123Subdomain,
   getAttrs: defaultAttrs,
-  selectableFields: ["metadata.name"],
+  selectableFields: ["metadata.name", "metadata.namespace"],
   strategicMergePatch: false,
   generation: true,
   printerColumns: [
@@ -233,7 +237,8 @@ export const customResourceDefinitions = builtin({
       description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
       jsonPath: ".metadata.creationTimestamp"
     }
-  ]
+  ],
+  strategy: crdStrategy
 })
 
 export const builtinResources: ReadonlyArray<ResourceInfo> = [

@@ -5,19 +5,21 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { newBadRequest, type NotFound, type StatusError, statusCode, toStatus } from "../api/status.js"
 import { NotFound as NotFoundError } from "../api/status.js"
+import { jsonToYaml, YAML_TYPE } from "./negotiation.js"
 
 export const JSON_TYPE = "application/json"
 
 export const json = (body: unknown, status = 200): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.text(typeof body === "string" ? body : JSON.stringify(body), { status, contentType: JSON_TYPE })
 
-export const statusResponse = (e: StatusError): HttpServerResponse.HttpServerResponse => {
+/** An error as its Status (YAML when the request asked for YAML), with Retry-After when it says so. */
+export const statusResponse = (e: StatusError, yaml = false): HttpServerResponse.HttpServerResponse => {
   const status = toStatus(e)
   const retry = status.details?.retryAfterSeconds
-  const body = JSON.stringify(status)
+  const body = yaml ? jsonToYaml(JSON.stringify(status)) : JSON.stringify(status)
   return HttpServerResponse.text(body, {
     status: statusCode(e),
-    contentType: JSON_TYPE,
+    contentType: yaml ? YAML_TYPE : JSON_TYPE,
     ...(retry === undefined || retry <= 0 ? {} : { headers: { "retry-after": String(retry) } })
   })
 }

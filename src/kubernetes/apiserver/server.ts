@@ -2,7 +2,8 @@
  * The program behind `etcd-effect apiserver` (cmd/kube-apiserver's server, reduced to the
  * resource API): reach etcd (or start an embedded etcd-effect server), load the encryption
  * configuration, build one Storage (a Cacher over the etcd3 store, or the store alone) per served
- * resource, bootstrap the system namespaces, serve the CRDs stored in etcd, and listen on
+ * resource, create the system namespaces and run the controllers an apiserver relies on (system
+ * namespaces, the namespace controller, the etcd compactor), serve the CRDs stored in etcd, and listen on
  * @effect/platform's HTTP server (HTTPS with --tls-cert-file). Everything lives in the caller's
  * scope: closing it ends the watches, stops listening, closes the storages and the etcd client.
  */
@@ -20,9 +21,12 @@ import { makeApp } from "./app.js"
 import { type ApiServerConfig, ApiServerError, defaultApiServerConfig } from "./config.js"
 import { crdResource, runCrdController } from "./crd.js"
 import { ApiMetrics } from "./metrics.js"
-import { prepareCreate } from "./object-rest.js"
 import { ResourceRegistry } from "./registry.js"
-import { configmaps, keyOf, namespaces, secrets } from "./resources.js"
+import { runCompactor } from "../storage/etcd3/compactor.js"
+import { runNamespaceController } from "./controllers/namespace-controller.js"
+import { ensureSystemNamespaces, runSystemNamespacesController } from "./controllers/system-namespaces.js"
+import { configmaps, namespaces, secrets } from "./resources.js"
+import { NamespaceLifecycle } from "./write/admission.js"
 import { makeResourceStorage } from "./storage-factory.js"
 
 export { type ApiServerConfig, ApiServerError, defaultApiServerConfig } from "./config.js"
@@ -38,8 +42,6 @@ export interface RunningApiServer {
   /** its etcd client (compaction in tests and tools) */
   readonly client: EtcdClientService
 }
-
-const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"]
 
 const readFile = (flag: string, path: string | undefined) =>
   Effect.try({
@@ -115,17 +117,15 @@ export const serve = (
     yield* Effect.addFinalizer(() => registry.close())
     for (const info of [namespaces, configmaps, secrets, crdResource]) yield* registry.put(info)
 
-    // the system namespaces (the bootstrap controller's job)
-    const ns = registry.byGroupResource("", "namespaces")!.storage
-    for (const name of SYSTEM_NAMESPACES) {
-      const obj = yield* Effect.orDie(prepareCreate(namespaces, "v1", undefined, { metadata: { name } }))
-      yield* ns.create(keyOf(namespaces, undefined, name), obj).pipe(
-        Effect.catchTag("AlreadyExists", () => Effect.void),
-        Effect.mapError(
-          (e) => new ApiServerError({ reason: "Etcd", message: `bootstrap namespace ${name}: ${e.message}` })
-        )
-      )
-    }
+    // the system namespaces (created now, then kept by their controller), the namespace controller
+    const lifecycle = new NamespaceLifecycle()
+    yield* ensureSystemNamespaces(registry, lifecycle).pipe(
+      Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `bootstrap namespaces: ${e.message}` }))
+    )
+    yield* runSystemNamespacesController(registry, lifecycle)
+    yield* Effect.forkScoped(runNamespaceController({ registry, lifecycle, delay: config.namespaceDeletionDelay }))
+    // the apiserver's compactor (etcd3/compact.go), on embedded and external etcd alike
+    yield* Effect.forkScoped(runCompactor(client, config.etcdCompactionInterval, endpoints))
 
     // the CRDs stored in etcd are served before the server listens
     const synced = yield* Deferred.make<void>()
@@ -175,7 +175,8 @@ export const serve = (
         registry,
         metrics,
         serverAddress: () => `${hostForUrl}:${port}`,
-        ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight)
+        ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight),
+        lifecycle
       })
     )
     return { url, port, registry, metrics, etcdEndpoints: endpoints, client }

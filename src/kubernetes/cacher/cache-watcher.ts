@@ -57,8 +57,13 @@ export interface CacheWatcherOptions {
   readonly name: string
   readonly triggerValue: string | undefined
   readonly bookmarkFrequencyMs?: number | undefined
+  /** when the server ends the watch (ms on the Clock): its last bookmark goes 2 s before */
+  readonly deadline?: number | undefined
   readonly consumer: Consumer
 }
+
+/** the last bookmark's lead on the watch's deadline (cache_watcher.go: deadline − 2 s) */
+export const DEADLINE_BOOKMARK_LEAD_MS = 2000
 
 let nextId = 0
 
@@ -79,6 +84,7 @@ export class CacheWatcher {
   private readonly filter: WatcherFilter
   private readonly typeMeta: { readonly apiVersion?: string; readonly kind?: string }
   private readonly bookmarkFrequencyMs: number
+  private readonly deadline: number | undefined
   /** the RV of the last event this watcher processed (sent or filtered out) */
   private lastProcessed: bigint
   /** the RV of the last bookmark sent (-1: none) */
@@ -98,7 +104,8 @@ export class CacheWatcher {
     this.name = o.name
     this.triggerValue = o.triggerValue
     this.bookmarkFrequencyMs = o.bookmarkFrequencyMs ?? BOOKMARK_FREQUENCY_MS
-    this.nextBookmarkTime = o.now + this.bookmarkFrequencyMs
+    this.deadline = o.deadline
+    this.nextBookmarkTime = this.bookmarkTimeAfter(o.now)
     if (o.consumer._tag === "Queue") this.queue = Effect.runSync(Queue.bounded<WatchCacheEvent>(this.capacity))
     else this.sink = o.consumer.sink
   }
@@ -168,12 +175,22 @@ export class CacheWatcher {
   }
 
   /**
-   * nextBookmarkTime once served. Upstream gives a watcher a bookmark at every tick while its
-   * watch-list end bookmark is owed; here the end bookmark goes out when the watch starts (the
-   * cache was waited on until fresh first), so it is never owed later.
+   * cacheWatcher.nextBookmarkTime: a minute on, or 2 s before the watch's deadline if that is
+   * sooner; none once that time has passed (Infinity). Upstream also gives a watcher a bookmark at
+   * every tick while its watch-list end bookmark is owed; here the end bookmark goes out when
+   * the watch starts (the cache was waited on until fresh first), so it is never owed later.
    */
+  private bookmarkTimeAfter(now: number): number {
+    let next = now + this.bookmarkFrequencyMs
+    if (this.deadline === undefined) return next
+    const preTimeout = this.deadline - DEADLINE_BOOKMARK_LEAD_MS
+    if (preTimeout < next) next = preTimeout
+    return next < now ? Number.POSITIVE_INFINITY : next
+  }
+
+  /** after a bookmark tick served it */
   scheduleNextBookmark(now: number): void {
-    this.nextBookmarkTime = now + this.bookmarkFrequencyMs
+    this.nextBookmarkTime = this.bookmarkTimeAfter(now)
   }
 
   /** stop / forget: the watch ends after what its consumer has taken; nothing more is queued */

@@ -163,6 +163,7 @@ const makeFace = Effect.gen(function* () {
           name: triggerValue === undefined ? name : "",
           triggerValue,
           bookmarkFrequencyMs: config.bookmarkFrequencyMs,
+          deadline: options.deadline,
           consumer
         })
         for (const e of pending) {

@@ -14,15 +14,17 @@
  *   incomingHWM / outgoingHWM — high-water marks, logged when they rise and kept as gauges
  *
  * Event index cleared (401) becomes an ERROR event with a 410 Expired Status; other failures a 500
- * InternalError Status, as translate did; a node that does not decode ends the watch with ERROR
- * (as the etcd3 watcher does; the etcd2 watcher logged and skipped it).
+ * InternalError Status, as translate did; a node that does not decode is logged and skipped (as the
+ * etcd2 watcher did: a client resuming from its resourceVersion could never get past it), and a
+ * list watch leaves out its own directory key (include = exceptKey). A node changed since it was
+ * created is MODIFIED even when it comes from the initial list (sendAdd compares ModifiedIndex
+ * with CreatedIndex).
  */
 import { Chunk, Effect, Either, Mailbox, Option, Schedule, Stream } from "effect"
 import { decodeObject } from "../api/codec.js"
 import type { KubeObject } from "../api/object-meta.js"
 import {
   InternalError,
-  newInternalError,
   newResourceExpired,
   newTooLargeResourceVersion,
   type Status,
@@ -32,7 +34,7 @@ import {
 } from "../api/status.js"
 import { added, bookmark, deleted, errorEvent, modified, type WatchEvent } from "../api/watch-event.js"
 import type { ListOptions } from "../storage/interfaces.js"
-import { Everything, isEmpty, matches, type SelectionPredicate } from "../storage/selection-predicate.js"
+import { Everything, matches, type SelectionPredicate } from "../storage/selection-predicate.js"
 import { errorText, type KeysError } from "./errors.js"
 import { makeWatcherMarks, reportIncoming, reportOutgoing, type WatcherMarks } from "./high-water-mark.js"
 import type { KeysClientService } from "./keys-client.js"
@@ -68,6 +70,8 @@ export interface EtcdWatcherDeps {
   readonly retry?: Schedule.Schedule<unknown, KeysError> | undefined
   /** this watcher's high-water marks (default: fresh ones) */
   readonly marks?: WatcherMarks | undefined
+  /** which keys' events are the watch's (etcd_helper's include: a list watch leaves out its directory) */
+  readonly include?: IncludeFunc | undefined
 }
 
 export const defaultRetry: Schedule.Schedule<unknown, KeysError> = Schedule.exponential("50 millis", 2).pipe(
@@ -143,84 +147,99 @@ export const etcdWatch = (
     }
   })
 
-class DecodeFailure {
-  constructor(readonly error: StatusError) {}
-}
+/** etcd_helper.go's includeFunc: whether a key's events are the watch's (a list watch leaves out its directory). */
+export type IncludeFunc = (key: string) => boolean
+
+/** exceptKey: every key but the watched directory itself. */
+export const exceptKey =
+  (except: string): IncludeFunc =>
+  (key) =>
+    key !== except
+
+/** HandleError: the watcher logs and goes on (what it skips never reaches the client). */
+export type ReportSkipped = (message: string) => void
 
 /**
  * sendResult with sendAdd / sendModify / sendDelete: one response → at most one event, plain and
- * synchronous. `undefined`: nothing to send (filtered out, a directory, an unknown action).
+ * synchronous. `undefined`: nothing to send (filtered out, not included, a directory, an
+ * unknown action, or a value that does not decode — skipped and reported, as the seed says: "If
+ * we stop the watch on a bad value, a client that uses the resourceVersion to resume will never
+ * be able to get past a bad value").
  */
 export const makeSendResult = (
   pred: SelectionPredicate,
-  typeMeta: { readonly apiVersion?: string; readonly kind?: string } = {}
+  typeMeta: { readonly apiVersion?: string; readonly kind?: string } = {},
+  include?: IncludeFunc,
+  report: ReportSkipped = () => {}
 ): ((res: Incoming) => WatchEvent | undefined) => {
-  const acceptAll = isEmpty(pred)
   const encoder = new TextEncoder()
+  const included = (key: string) => include === undefined || include(key)
 
-  const decode = (node: Node, index: number): KubeObject => {
+  const decode = (node: Node, index: number): KubeObject | string => {
     const obj = decodeObject(encoder.encode(node.value ?? ""), BigInt(index))
-    if (Either.isLeft(obj)) {
-      throw new DecodeFailure(
-        newInternalError(`failure to decode api object: ${obj.left} (key ${JSON.stringify(node.key)})`)
-      )
-    }
-    return obj.right
+    return Either.isLeft(obj) ? obj.left : obj.right
+  }
+  const skip = (err: string, node: Node): undefined => {
+    report(`failure to decode api object: ${err}\n'${node.value ?? ""}' from key ${JSON.stringify(node.key)}`)
+    return undefined
   }
 
-  /** create / get: the new object, if it passes */
+  /** create / get: ADDED, or MODIFIED for a node changed since it was created */
   const sendAdd = (res: Response): WatchEvent | undefined => {
-    if (res.node.dir === true) return undefined
+    if (res.node.dir === true || !included(res.node.key)) return undefined
     const obj = decode(res.node, res.node.modifiedIndex)
-    return matches(pred, obj) ? added(obj) : undefined
+    if (typeof obj === "string") return skip(obj, res.node)
+    if (!matches(pred, obj)) return undefined
+    return res.node.modifiedIndex !== res.node.createdIndex ? modified(obj) : added(obj)
   }
 
   /** set / compareAndSwap: MODIFIED, or ADDED / DELETED when the object enters / leaves the predicate */
   const sendModify = (res: Response): WatchEvent | undefined => {
-    if (res.node.dir === true) return undefined
+    if (res.node.dir === true || !included(res.node.key)) return undefined
     const cur = decode(res.node, res.node.modifiedIndex)
-    const prev = res.prevNode !== undefined && res.prevNode.dir !== true ? res.prevNode : undefined
+    if (typeof cur === "string") return skip(cur, res.node)
     const curPasses = matches(pred, cur)
-    if (acceptAll) return prev === undefined ? added(cur) : modified(cur)
-    // the old object carries the index of this change, so a client can resume from it
+    const prev =
+      res.prevNode !== undefined && res.prevNode.dir !== true && (res.prevNode.value ?? "") !== ""
+        ? res.prevNode
+        : undefined
+    // the old object carries the index of this change, so a client can resume from it; problems reading it are ignored
     const old = prev === undefined ? undefined : decode(prev, res.node.modifiedIndex)
-    const oldPasses = old !== undefined && matches(pred, old)
+    const oldObj = typeof old === "string" ? undefined : old
+    const oldPasses = oldObj !== undefined && matches(pred, oldObj)
     if (curPasses && oldPasses) return modified(cur)
     if (curPasses) return added(cur)
-    if (oldPasses) return deleted(old!)
+    if (oldPasses) return deleted(oldObj!)
     return undefined
   }
 
   /** delete / compareAndDelete / expire: the previous object at the deletion's index */
   const sendDelete = (res: Response): WatchEvent | undefined => {
     const prev = res.prevNode
-    if (prev === undefined || prev.dir === true || res.node.dir === true) return undefined
+    if (prev === undefined || prev.dir === true || res.node.dir === true || !included(prev.key)) return undefined
     const old = decode(prev, res.node.modifiedIndex)
+    if (typeof old === "string") return skip(old, prev)
     return matches(pred, old) ? deleted(old) : undefined
   }
 
   return (res) => {
-    try {
-      switch (res.action) {
-        case "initialEventsEnd":
-          return bookmark(BigInt(res.etcdIndex), true, typeMeta)
-        case EtcdCreate:
-        case EtcdGet:
-          return sendAdd(res as Response)
-        case EtcdSet:
-        case EtcdUpdate:
-        case EtcdCAS:
-          return sendModify(res as Response)
-        case EtcdDelete:
-        case EtcdExpire:
-        case EtcdCAD:
-          return sendDelete(res as Response)
-        default:
-          return undefined
-      }
-    } catch (e) {
-      if (e instanceof DecodeFailure) return errorEvent(toStatus(e.error))
-      return errorEvent(toStatus(newInternalError(String(e))))
+    switch (res.action) {
+      case "initialEventsEnd":
+        return bookmark(BigInt(res.etcdIndex), true, typeMeta)
+      case EtcdCreate:
+      case EtcdGet:
+        return sendAdd(res as Response)
+      case EtcdSet:
+      case EtcdUpdate:
+      case EtcdCAS:
+        return sendModify(res as Response)
+      case EtcdDelete:
+      case EtcdExpire:
+      case EtcdCAD:
+        return sendDelete(res as Response)
+      default:
+        report(`unknown action: ${res.action}`)
+        return undefined
     }
   }
 }
@@ -234,7 +253,8 @@ export const translate = (
   outgoing: Mailbox.Mailbox<WatchEvent>,
   sendResult: (res: Incoming) => WatchEvent | undefined,
   marks: WatcherMarks,
-  kind: string
+  kind: string,
+  afterBatch: () => Effect.Effect<void> = () => Effect.void
 ): Effect.Effect<void> => {
   /** emit: into outgoing (suspends while full; stop interrupts it); the outgoing mark as Go measured it before each send */
   const emit = (events: ReadonlyArray<WatchEvent>): Effect.Effect<void> => {
@@ -261,7 +281,7 @@ export const translate = (
     // Go read len(etcdIncoming) after each receive: the most still queued behind the first of the batch
     const queued = Chunk.size(batch) - 1
     const report = marks.incoming.update(queued) ? reportIncoming(queued) : Effect.void
-    const sent = Effect.zipRight(report, emit(events))
+    const sent = Effect.zipRight(Effect.zipRight(afterBatch(), report), emit(events))
     return failed || done ? sent : Effect.zipRight(sent, loop)
   })
   return loop
@@ -299,10 +319,13 @@ export const etcdWatcher = (
           etcdIncoming
         ).pipe(Mailbox.into(etcdIncoming))
       )
+      // what was skipped is logged (utilruntime.HandleError) once its batch has been translated
+      const skipped: Array<string> = []
+      const sendResult = makeSendResult(pred, typeMeta, deps.include, (m) => skipped.push(m))
       yield* Effect.forkScoped(
-        translate(etcdIncoming, outgoing, makeSendResult(pred, typeMeta), marks, typeMeta.kind ?? "object").pipe(
-          Mailbox.into(outgoing)
-        )
+        translate(etcdIncoming, outgoing, sendResult, marks, typeMeta.kind ?? "object", () =>
+          skipped.length === 0 ? Effect.void : Effect.logWarning(skipped.splice(0).join("\n"))
+        ).pipe(Mailbox.into(outgoing))
       )
       return Mailbox.toStream(outgoing)
     })

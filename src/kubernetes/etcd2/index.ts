@@ -39,6 +39,8 @@ export {
   etcdWatch,
   etcdWatcher,
   type EtcdWatcherDeps,
+  exceptKey,
+  type IncludeFunc,
   INCOMING_BUF_SIZE,
   makeSendResult,
   OUTGOING_BUF_SIZE,

@@ -22,7 +22,7 @@ import {
   newTooLargeResourceVersion,
   type StatusError
 } from "../api/status.js"
-import { invalidObj, LIST_TOO_OLD, nameOf } from "../storage/etcd3/errors.js"
+import { LIST_TOO_OLD, nameOf } from "../storage/etcd3/errors.js"
 import { normalizePathPrefix, prepareKey } from "../storage/etcd3/store.js"
 import {
   type GetOptions,
@@ -32,10 +32,11 @@ import {
   Storage,
   type StorageService
 } from "../storage/interfaces.js"
+import { checkPreconditions as checkPreconditionsOf } from "../storage/preconditions.js"
 import { type AttrFunc, Everything, matches } from "../storage/selection-predicate.js"
 import { parseResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
 import { errorText, type KeysError } from "./errors.js"
-import { etcdWatcher } from "./etcd-watcher.js"
+import { etcdWatcher, exceptKey } from "./etcd-watcher.js"
 import type { WatcherMarks } from "./high-water-mark.js"
 import { KeysClient, type KeysClientService } from "./keys-client.js"
 import { leaves, type Node } from "./node.js"
@@ -105,24 +106,8 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       return Effect.succeed({ obj, index, value: textOf(obj), meta: { ttl: 0, resourceVersion: rv.right } })
     })
 
-  const checkPreconditions = (key: string, p: Preconditions | undefined, obj: KubeObject): StatusError | undefined => {
-    if (p === undefined) return undefined
-    if (p.uid !== undefined && p.uid !== (obj.metadata.uid ?? "")) {
-      return invalidObj(
-        gr,
-        key,
-        `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${obj.metadata.uid ?? ""}`
-      )
-    }
-    if (p.resourceVersion !== undefined && p.resourceVersion !== (obj.metadata.resourceVersion ?? "")) {
-      return invalidObj(
-        gr,
-        key,
-        `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ""}`
-      )
-    }
-    return undefined
-  }
+  const checkPreconditions = (key: string, p: Preconditions | undefined, obj: KubeObject) =>
+    checkPreconditionsOf(gr, key, p, obj)
 
   /** the current index of the resource (X-Etcd-Index of a quorum get, or of its "not found") */
   const currentIndex: Effect.Effect<number, StatusError> = keys.get(resourceKey, { quorum: true }).pipe(
@@ -315,7 +300,12 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       // v2 keys name directories without the trailing slash
       const v2Key = recursive ? prepared.replace(/\/+$/, "") : prepared
       return etcdWatcher(
-        { keys, typeMeta: config.typeMeta, marks: config.watcherMarks?.() },
+        {
+          keys,
+          typeMeta: config.typeMeta,
+          marks: config.watcherMarks?.(),
+          include: recursive ? exceptKey(v2Key) : undefined
+        },
         v2Key,
         Number(rv.right),
         options

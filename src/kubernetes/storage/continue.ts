@@ -4,6 +4,7 @@
  * opaque to clients but stable across servers, so ours and the apiserver's are byte-identical.
  */
 import { Either } from "effect"
+import { GoJsonSyntaxError, jsonKindOf, parseGoJson, unmarshalTypeError } from "../api/go-json.js"
 
 export const ErrInvalidStartRV =
   "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
@@ -59,17 +60,31 @@ export const decodeContinue = (token: string, keyPrefix: string): Either.Either<
   if (!base64url.test(token) || token.length % 4 === 1) {
     return Either.left(`${ErrGenericInvalidKey}: illegal base64 data at input byte ${firstBadBase64(token)}`)
   }
-  const text = Buffer.from(token, "base64url").toString("utf8")
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(text)
-  } catch (e) {
-    return Either.left(`${ErrGenericInvalidKey}: ${e instanceof Error ? e.message : String(e)}`)
+  const bytes = Buffer.from(token, "base64url")
+  const text = bytes.toString("utf8")
+  // json.Unmarshal into continueToken: Go's syntax and type errors
+  const parsed = parseGoJson(bytes)
+  if (parsed instanceof GoJsonSyntaxError) return Either.left(`${ErrGenericInvalidKey}: ${parsed.message}`)
+  // null decodes into the zero token (and fails on its version below)
+  const doc = parsed.value ?? {}
+  if (typeof doc !== "object" || Array.isArray(doc)) {
+    return Either.left(`${ErrGenericInvalidKey}: ${unmarshalTypeError(jsonKindOf(doc), "storage.continueToken")}`)
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    return Either.left(`${ErrGenericInvalidKey}: json: cannot unmarshal into Go value of type storage.continueToken`)
+  const c = doc as { v?: unknown; rv?: unknown; start?: unknown }
+  for (const [f, goType] of [
+    ["v", "string"],
+    ["rv", "int64"],
+    ["start", "string"]
+  ] as const) {
+    const u = c[f]
+    if (u === undefined || u === null) continue
+    const ok = goType === "int64" ? typeof u === "number" && Number.isInteger(u) : typeof u === "string"
+    if (!ok) {
+      const kind = jsonKindOf(u)
+      const value = kind === "number" ? `number ${String(u)}` : kind
+      return Either.left(`${ErrGenericInvalidKey}: ${unmarshalTypeError(value, goType, "continueToken", f)}`)
+    }
   }
-  const c = parsed as { v?: unknown; rv?: unknown; start?: unknown }
   const version = typeof c.v === "string" ? c.v : ""
   if (version !== "meta.k8s.io/v1") return Either.left(`${ErrUnrecognizedEncodedVersion} ${version}`)
   // rv is an int64 in Go; read it from the text so large values stay exact

@@ -27,6 +27,11 @@ export interface ListOptions {
   readonly progressNotify?: boolean | undefined
   /** watch-list: initial ADDED events, then (with allowWatchBookmarks) the end bookmark */
   readonly sendInitialEvents?: boolean | undefined
+  /**
+   * when the watch will be ended (ms on the Effect Clock; the request context's deadline): the
+   * Cacher sends a watcher with bookmarks its last one 2 s before it
+   */
+  readonly deadline?: number | undefined
 }
 
 /** storage.GetOptions. */

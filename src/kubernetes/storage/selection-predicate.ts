@@ -88,6 +88,8 @@ export interface PredicateQuery {
   readonly getAttrs?: AttrFunc | undefined
   /** the fields this resource can select on; others are refused ("field label not supported") */
   readonly supportedFields?: ReadonlyArray<string> | undefined
+  /** the message for a field not in supportedFields (default: "field label not supported: <f>") */
+  readonly unsupportedField?: ((field: string) => string) | undefined
 }
 
 /**
@@ -107,7 +109,8 @@ export const parsePredicate = (q: PredicateQuery): Either.Either<SelectionPredic
   if (Either.isLeft(field)) return Either.left(newBadRequest(field.left))
   if (q.supportedFields !== undefined) {
     const unsupported = field.right.terms.find((t) => !q.supportedFields!.includes(t.field))
-    if (unsupported !== undefined) return Either.left(newBadRequest(Fields.fieldLabelNotSupported(unsupported.field)))
+    if (unsupported !== undefined)
+      return Either.left(newBadRequest((q.unsupportedField ?? Fields.fieldLabelNotSupported)(unsupported.field)))
   }
   return Either.right({
     label: label.right,

@@ -1,7 +1,8 @@
 /**
  * Bad input gets the apiserver's 4xx Status, never a 500 or a crash: malformed JSON, a body whose
  * kind/apiVersion/namespace/name disagrees with the URL, invalid names, unknown resources and
- * paths, bad selectors, bodies over 3 MiB (413), unsupported patch and body media types (415).
+ * paths, bad selectors, bodies over 3 MiB (413), unsupported patch and body media types (415), a
+ * broken protobuf body (400).
  */
 import { describe, expect, it } from "vitest"
 import { configMap, newNamespace, onApiServer, request } from "./support.js"
@@ -17,20 +18,31 @@ describe("apiserver: bad input", () => {
     else if (message !== undefined) expect(r.body.message).toMatch(message)
   }
 
-  it("malformed JSON and non-object bodies: 400", async () => {
+  it("malformed JSON and non-object bodies: 400 with Go's decoder texts", async () => {
     const ns = await newNamespace(url())
     expectStatus(
       await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "{not json"),
       400,
       "BadRequest",
-      /^couldn't get version\/kind; json parse error: /
+      "the object provided is unrecognized (must be of type ConfigMap): couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string ({not json)"
     )
-    expectStatus(await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "[1,2]"), 400, "BadRequest")
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, '{"a": '),
+      400,
+      "BadRequest",
+      'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: unexpected end of JSON input ({"a": )'
+    )
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "[1,2]"),
+      400,
+      "BadRequest",
+      'the object provided is unrecognized (must be of type ConfigMap): couldn\'t get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" } (5b312c325d)'
+    )
     expectStatus(
       await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: "x" }),
       400,
       "BadRequest",
-      "metadata must be an object"
+      'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal string into Go struct field ConfigMap.metadata of type v1.ObjectMeta'
     )
   })
 
@@ -78,7 +90,7 @@ describe("apiserver: bad input", () => {
     expect(r.body.details).toMatchObject({
       name: "Bad_Name",
       kind: "ConfigMap",
-      causes: [{ type: "FieldValueInvalid", field: "metadata.name" }]
+      causes: [{ reason: "FieldValueInvalid", field: "metadata.name" }]
     })
     expectStatus(
       await request(url(), "POST", "/api/v1/namespaces", { metadata: { name: "a.b" } }),
@@ -125,7 +137,13 @@ describe("apiserver: bad input", () => {
       await request(url(), "GET", "/api/v1/configmaps?fieldSelector=metadata.uid%3Dx"),
       400,
       "BadRequest",
-      "field label not supported: metadata.uid"
+      '"metadata.uid" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
+    expectStatus(
+      await request(url(), "GET", "/api/v1/secrets?fieldSelector=data.a%3Dx"),
+      400,
+      "BadRequest",
+      "field label not supported: data.a"
     )
     expectStatus(
       await request(url(), "GET", "/api/v1/configmaps?limit=ten"),
@@ -160,14 +178,21 @@ describe("apiserver: bad input", () => {
     expect((await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`)).status).toBe(200)
   })
 
-  it("media types: a protobuf body or an unknown patch type is 415; strategic merge patch on a custom resource is 415", async () => {
+  it("media types: a broken protobuf body is 400, an unknown body or patch type 415; strategic merge patch on a custom resource is 415", async () => {
     const ns = await newNamespace(url())
     expectStatus(
-      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "k8s\u0000junk", {
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "junk", {
         "content-type": "application/vnd.kubernetes.protobuf"
       }),
+      400,
+      "BadRequest",
+      "the object provided is unrecognized (must be of type ConfigMap): provided data does not appear to be a protobuf message, expected prefix [107 56 115 0] (6a756e6b)"
+    )
+    expectStatus(
+      await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, "<x/>", { "content-type": "text/xml" }),
       415,
-      "UnsupportedMediaType"
+      "UnsupportedMediaType",
+      "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
     )
     await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, configMap("a"))
     expectStatus(

@@ -10,18 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compactWith } from "../../../src/kubernetes/storage/etcd3/compact.js"
 import { startInProcess, type InProcessServer } from "../../server/support/in-process.js"
 import { freePort } from "../../support/ports.js"
+import { kubeConfig } from "./clients.js"
 import { configMap, newNamespace, request, startApiServer, type TestApiServer, widgetCRD } from "./support.js"
-
-const kubeConfig = (server: string): k8s.KubeConfig => {
-  const kc = new k8s.KubeConfig()
-  kc.loadFromOptions({
-    clusters: [{ name: "c", server, skipTLSVerify: true }],
-    users: [{ name: "u" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x"
-  })
-  return kc
-}
 
 /** A seeded PRNG (mulberry32): the writes are random but the same on every run. */
 const prng = (seed: number) => () => {

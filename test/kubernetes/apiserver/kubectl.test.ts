@@ -3,15 +3,13 @@
  * program: apply -f of a CRD and of objects, get (Table), get -o json, get -w printing changes,
  * delete, get --raw of a watch with bookmarks; SIGTERM stops it with exit 0.
  */
-import { type ChildProcess, execFile, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureBuilt, mainJs } from "../../server/support/process.js"
-
-const KUBECTL = ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => fs.existsSync(p)) ?? "/usr/bin/kubectl"
-const hasKubectl = fs.existsSync(KUBECTL)
+import { hasKubectl, KUBECTL, runKubectl } from "./clients.js"
 
 /**
  * kubectl before 1.27 (Debian bookworm's kubernetes-client is 1.20) validates `apply` with the
@@ -39,20 +37,7 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
   let home = ""
   let stderr = ""
 
-  const kubectl = (
-    args: ReadonlyArray<string>,
-    input?: string
-  ): Promise<{ code: number; stdout: string; stderr: string }> =>
-    new Promise((resolve) => {
-      const child = execFile(
-        KUBECTL,
-        ["--server", server, ...args],
-        { env: { HOME: home, PATH: process.env["PATH"] ?? "", KUBECONFIG: path.join(home, "none") }, timeout: 30_000 },
-        (err, stdout, stderr) =>
-          resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr })
-      )
-      if (input !== undefined) child.stdin!.end(input)
-    })
+  const kubectl = (args: ReadonlyArray<string>, input?: string) => runKubectl(server, home, args, input)
 
   const apply = (file: string) => kubectl(["apply", ...(kubectlMinor() < 27 ? ["--validate=false"] : []), "-f", file])
 

@@ -185,7 +185,7 @@ describe("apiserver: HTTP list/watch protocol", () => {
     expect(future.status).toBe(504)
     expect(future.body.reason).toBe("Timeout")
     expect(future.body.message).toMatch(/^Timeout: Too large resource version: 99999999, current: \d+$/)
-    expect(future.body.details.causes[0].type).toBe("ResourceVersionTooLarge")
+    expect(future.body.details.causes[0].reason).toBe("ResourceVersionTooLarge")
     expect(future.headers.get("retry-after")).toBe("1")
     // a bad RV: 400 from the list
     const badRv = await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps?resourceVersion=abc`)
@@ -257,7 +257,9 @@ describe("apiserver: HTTP list/watch protocol", () => {
     expect(badLabel.body.reason).toBe("BadRequest")
     const badField = await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps?fieldSelector=spec.foo%3Dbar`)
     expect(badField.status).toBe(400)
-    expect(badField.body.message).toBe("field label not supported: spec.foo")
+    expect(badField.body.message).toBe(
+      '"spec.foo" is not a known field selector: only "metadata.name", "metadata.namespace"'
+    )
     const w = watch(
       url(),
       `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${web.body.metadata.resourceVersion}&labelSelector=tier%3Dweb`
@@ -366,5 +368,20 @@ describe("apiserver: HTTP list/watch protocol", () => {
     await w.ended
     expect(Date.now() - started).toBeGreaterThanOrEqual(900)
     expect(w.events.filter((e) => e.type === "ERROR")).toEqual([])
+  })
+
+  it("a watch with allowWatchBookmarks gets its last BOOKMARK 2 s before timeoutSeconds ends it (cacheWatcher's deadline)", async () => {
+    const ns = await newNamespace(url())
+    const rv = (await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`)).body.metadata.resourceVersion
+    const w = watch(
+      url(),
+      `/api/v1/namespaces/${ns}/configmaps?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=4`
+    )
+    await w.response
+    // progress elsewhere: the bookmark's RV is the cache's, past the watch's start
+    await request(url(), "POST", "/api/v1/namespaces/default/configmaps", configMap(`bm-${Date.now()}`))
+    await w.ended
+    expect(w.events.map((e) => e.type)).toEqual(["BOOKMARK"])
+    expect(BigInt(w.events[0].object.metadata.resourceVersion)).toBeGreaterThan(BigInt(rv))
   })
 })

@@ -32,8 +32,9 @@ class Sink {
   }
 }
 
-const watcherOn = (sink: Sink, now: number, allowWatchBookmarks = false) =>
+const watcherOn = (sink: Sink, now: number, allowWatchBookmarks = false, deadline?: number) =>
   new CacheWatcher({
+    deadline,
     chanSize: 10,
     filter: () => true,
     startRV: 0n,
@@ -138,6 +139,39 @@ describe("dispatcher (its own layer, TestClock)", () => {
         yield* settle
         expect(b.events).toHaveLength(2)
         expect(plain.events.map((e) => e.type)).toEqual(["ADDED"])
+      }).pipe(Effect.provide(parts))
+  )
+
+  it.scoped(
+    "the watch's deadline: its last bookmark comes 2 s before it (cacheWatcher.nextBookmarkTime), sooner than the minute's, and none after",
+    () =>
+      Effect.gen(function* () {
+        const { incoming } = yield* DispatcherTag
+        const watchers = yield* CacheWatchersTag
+        const cache = yield* WatchCacheTag
+        const b = new Sink()
+        // a watch that ends at 10 s (timeoutSeconds=10): due at 8 s
+        watchers.add(watcherOn(b, 0, true, 10_000))
+        // one past its deadline by less than 2 s gets none at all
+        const late = new Sink()
+        watchers.add(watcherOn(late, 0, true, 1_000))
+        yield* Queue.offer(incoming, cache.processEvent("ADDED", obj("a"), 5n))
+        yield* settle
+        yield* TestClock.adjust("6 seconds")
+        yield* settle
+        expect(b.events.map((e) => e.type)).toEqual(["ADDED"])
+        yield* Queue.offer(incoming, cache.processEvent("ADDED", obj("b"), 6n))
+        yield* settle
+        yield* TestClock.adjust("3300 millis")
+        yield* settle
+        expect(b.events.map((e) => e.type)).toEqual(["ADDED", "ADDED", "BOOKMARK"])
+        expect((b.events[2]!.object as KubeObject).metadata.resourceVersion).toBe("6")
+        yield* Queue.offer(incoming, cache.processEvent("ADDED", obj("c"), 7n))
+        yield* settle
+        yield* TestClock.adjust("70 seconds")
+        yield* settle
+        expect(b.events.map((e) => e.type)).toEqual(["ADDED", "ADDED", "BOOKMARK", "ADDED"])
+        expect(late.events.map((e) => e.type)).toEqual(["ADDED", "ADDED", "ADDED"])
       }).pipe(Effect.provide(parts))
   )
 })

@@ -1,8 +1,9 @@
 /**
- * Bad input from "etcd": a body that is not JSON, a node whose value is not an object, a non-numeric
- * X-Etcd-Index, a body that is JSON but not a v2 response. Each is one ERROR event and the end of
- * that watch — never a crash. A small HTTP server plays a broken etcd (real etcd cannot send these);
- * the undecodable object is also written to the real etcd 3.4.
+ * Bad input from "etcd": a body that is not JSON, a non-numeric X-Etcd-Index, a body that is JSON but
+ * not a v2 response. Each is one ERROR event and the end of that watch — never a crash. A node whose
+ * value does not decode is skipped and the watch goes on (seed 001: a client resuming from its
+ * resourceVersion could never get past a bad value). A small HTTP server plays a broken etcd (real
+ * etcd cannot send these); the undecodable object is also written to the real etcd 3.4.
  */
 import * as http from "node:http"
 import { Effect, Exit, Schedule } from "effect"
@@ -86,18 +87,6 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
       name: "an error status without an error body",
       answer: { status: 500, headers: { "X-Etcd-Index": "10" }, body: `{"hello":"world"}` },
       message: /^etcd v2 answered 500 without an error body$/
-    },
-    {
-      name: "a node whose value is not an object",
-      answer: {
-        status: 200,
-        headers: { "X-Etcd-Index": "12" },
-        body: JSON.stringify({
-          action: "set",
-          node: { key: "/registry/pods/ns/a", value: "[1,2,3]", modifiedIndex: 12, createdIndex: 12 }
-        })
-      },
-      message: /^Internal error occurred: failure to decode api object: /
     }
   ]
   for (const c of cases) {
@@ -135,6 +124,56 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
     }
   }
 
+  for (const phase of ["the long poll", "the initial list (RV 0)"] as const) {
+    it(`a node whose value is not an object in ${phase}: skipped, the events after it delivered`, async () => {
+      const bad = (action: string) =>
+        JSON.stringify({
+          action,
+          node: { key: "/registry/pods/ns/bad", value: "[1,2,3]", modifiedIndex: 12, createdIndex: 12 }
+        })
+      const server = await brokenEtcd((url) => {
+        const waitIndex = Number(url.searchParams.get("waitIndex") ?? "0")
+        if (url.searchParams.get("wait") !== "true") {
+          // the initial list: the bad node beside nothing else
+          return {
+            status: 200,
+            headers: { "X-Etcd-Index": "12" },
+            body: JSON.stringify({
+              action: "get",
+              node: {
+                key: "/registry/pods",
+                dir: true,
+                nodes: [JSON.parse(bad("get")).node],
+                modifiedIndex: 1,
+                createdIndex: 1
+              }
+            })
+          }
+        }
+        if (waitIndex <= 12) return { status: 200, headers: { "X-Etcd-Index": "12" }, body: bad("set") }
+        if (waitIndex === 13) return { status: 200, headers: { "X-Etcd-Index": "13" }, body: goodNode(13) }
+        return {
+          status: 401,
+          headers: { "X-Etcd-Index": "20" },
+          body: JSON.stringify({
+            errorCode: 401,
+            message: "The event in requested index is outdated and cleared",
+            cause: "the requested history has been cleared [15/14]",
+            index: 20
+          })
+        }
+      })
+      try {
+        const events = await watchAll(keysClient(server.url), phase === "the long poll" ? 11 : 0)
+        expect(events.map((e) => e.type)).toEqual(["ADDED", "ERROR"])
+        expect((events[0]!.object as { metadata: { name: string } }).metadata.name).toBe("a")
+        expect(status(events[1]!)).toMatchObject({ code: 410, reason: "Expired" })
+      } finally {
+        await server.close()
+      }
+    })
+  }
+
   it("an etcd that refuses connections: retried by the schedule, then one ERROR (500) and the end", async () => {
     const server = await brokenEtcd(() => ({ status: 200, headers: {}, body: "" }))
     const url = server.url
@@ -167,15 +206,15 @@ describe.skipIf(skipEtcd)("etcd2 store on etcd 3.4: stored garbage", () => {
     await etcd?.dispose()
   })
 
-  it("an undecodable object written to etcd: the watch ends with ERROR, reads fail with a Status error", async () => {
+  it("an undecodable object written to etcd: the watch skips it and goes on, reads fail with a Status error", async () => {
     const t = newStore(keys)
     const start = await Effect.runPromise(t.store.getCurrentResourceVersion)
     const w = await Watching.start(t.store, "/pods/", { recursive: true, resourceVersion: start.toString() })
     await runKeys(keys.set(`${t.pathPrefix}/pods/ns/bad`, "this is not json"))
-    await t.store.create("/pods/ns/good", pod("ns", "good")).pipe(Effect.runPromise)
-    const events = await w.ended()
-    expect(events).toHaveLength(1)
-    expect(status(events[0]!)).toMatchObject({ code: 500, reason: "InternalError" })
+    const good = await t.store.create("/pods/ns/good", pod("ns", "good")).pipe(Effect.runPromise)
+    expect(await w.next(1)).toEqual([{ type: "ADDED", object: good }])
+    await w.none(100)
+    await w.stop()
     const get = await Effect.runPromiseExit(t.store.get("/pods/ns/bad"))
     expect(Exit.isFailure(get) && get.cause._tag === "Fail" && get.cause.error._tag).toBe("InternalError")
     const list = await Effect.runPromiseExit(t.store.getList("/pods/", { recursive: true }))

@@ -13,7 +13,7 @@ import { newInternalError } from "../../../src/kubernetes/api/status.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
 import type { KeysError } from "../../../src/kubernetes/etcd2/errors.js"
 import { EventIndexCleared } from "../../../src/kubernetes/etcd2/errors.js"
-import { type Incoming, makeSendResult, translate } from "../../../src/kubernetes/etcd2/etcd-watcher.js"
+import { exceptKey, type Incoming, makeSendResult, translate } from "../../../src/kubernetes/etcd2/etcd-watcher.js"
 import { makeWatcherMarks } from "../../../src/kubernetes/etcd2/high-water-mark.js"
 import type { Node, Response } from "../../../src/kubernetes/etcd2/node.js"
 import type { StatusError } from "../../../src/kubernetes/api/status.js"
@@ -170,7 +170,7 @@ describe("translate (property)", () => {
     ])
   })
 
-  it("an undecodable node ends the stream with ERROR right after the events before it; nothing after", async () => {
+  it("an undecodable node is skipped (seed 001's sendAdd/sendModify/sendDelete): the events around it as if it were not there", async () => {
     const { responses, expected } = simulate(
       [
         { op: "create", key: 0, inside: true },
@@ -183,11 +183,34 @@ describe("translate (property)", () => {
       node: { key: "/registry/pods/ns/bad", value: "{not json", createdIndex: 500, modifiedIndex: 500 },
       etcdIndex: 500
     }
-    const after = simulate([{ op: "create", key: 1, inside: true }], Everything).responses
-    const events = await runTranslate([...responses, bad, ...after], Everything)
-    expect(events.slice(0, 2)).toEqual(expected)
-    expect(events).toHaveLength(3)
-    expect(events[2]).toMatchObject({ type: "ERROR", object: { code: 500, reason: "InternalError" } })
-    expect((events[2]!.object as { message: string }).message).toContain("failure to decode api object")
+    const after = simulate([{ op: "create", key: 1, inside: true }], Everything)
+    const events = await runTranslate([...responses, bad, ...after.responses], Everything)
+    expect(events).toEqual([...expected, ...after.expected])
+  })
+
+  it("sendAdd: a node changed since it was created is MODIFIED, as the initial list reports it (ModifiedIndex ≠ CreatedIndex)", async () => {
+    const node = (created: number, modified: number): Response => ({
+      action: "get",
+      node: { key: "/registry/pods/ns/a", value: text(pod("ns", "a")), createdIndex: created, modifiedIndex: modified },
+      etcdIndex: 20
+    })
+    const events = await runTranslate([node(5, 5), node(5, 9)], Everything)
+    expect(events).toEqual([
+      { type: "ADDED", object: at(pod("ns", "a"), 5) },
+      { type: "MODIFIED", object: at(pod("ns", "a"), 9) }
+    ])
+  })
+
+  it("include (exceptKey of a list watch): events of the watched directory's own key are left out", async () => {
+    const send = makeSendResult(Everything, {}, exceptKey("/registry/pods"))
+    const own: Response = {
+      action: "set",
+      node: { key: "/registry/pods", value: text(pod("ns", "x")), createdIndex: 3, modifiedIndex: 3 },
+      etcdIndex: 3
+    }
+    const child: Response = { ...own, node: { ...own.node, key: "/registry/pods/ns/x" } }
+    expect(send(own)).toBeUndefined()
+    expect(send({ ...own, action: "delete", prevNode: own.node })).toBeUndefined()
+    expect(send(child)).toEqual({ type: "ADDED", object: at(pod("ns", "x"), 3) })
   })
 })

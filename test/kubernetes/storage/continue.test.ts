@@ -60,7 +60,16 @@ describe("continue tokens (storage/continue.go)", () => {
       )
     }
     expect(left("!!!")).toMatch(/^continue key is not valid: illegal base64 data at input byte 0$/)
-    expect(left(token("not json"))).toMatch(/^continue key is not valid: /)
+    // json.Unmarshal's own words
+    expect(left(token("not json"))).toBe(
+      "continue key is not valid: invalid character 'o' in literal null (expecting 'u')"
+    )
+    expect(left(token('{"v":"meta.k8s.io/v1","rv":"5","start":"a"}'))).toBe(
+      "continue key is not valid: json: cannot unmarshal string into Go struct field continueToken.rv of type int64"
+    )
+    expect(left(token("[1]"))).toBe(
+      "continue key is not valid: json: cannot unmarshal array into Go value of type storage.continueToken"
+    )
   })
 
   it.prop(

@@ -1,35 +1,27 @@
 /**
- * endpoints/handlers/create.go + the generic registry's Create: decode (≤ 3 MiB, JSON), check the
- * body against the URL, BeforeCreate, the namespace must exist (NamespaceLifecycle admission),
- * then storage.Create; 201 with the stored object.
+ * endpoints/handlers/create.go: the write pipeline for a POST — the input decoder by content
+ * type (415), the body (413 past 3 MiB), CreateOptions (422), decode and type check (400),
+ * the body against the URL, defaulting, then the Store's create (admission, BeforeCreate,
+ * validation, persist or dry run); 201 with the object as stored (or as it would be).
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
-import { newNotFound, type StatusError } from "../../api/status.js"
-import { readJsonObject } from "../body.js"
-import { prepareCreate } from "../object-rest.js"
-import { keyOf, namespaces } from "../resources.js"
+import type { StatusError } from "../../api/status.js"
+import { readBody } from "../body.js"
+import { decoderFor } from "../write/decode.js"
+import { createOptions } from "../write/options.js"
+import { create as storeCreate, defaulted } from "../write/store.js"
+import { decodeRequestObject } from "./decode-object.js"
 import { objectResponse } from "./output.js"
-import { objectKey, type RequestScope } from "./scope.js"
-
-/** NamespaceLifecycle: objects go only into existing namespaces (the cache first, then etcd). */
-export const requireNamespace = (s: RequestScope, namespace: string): Effect.Effect<void, StatusError> => {
-  const ns = s.registry.byGroupResource("", "namespaces")
-  if (ns === undefined) return Effect.void
-  const key = keyOf(namespaces, undefined, namespace)
-  return Effect.gen(function* () {
-    const cached = yield* ns.storage.get(key, { resourceVersion: "0", ignoreNotFound: true })
-    if (cached !== undefined) return
-    const live = yield* ns.storage.get(key, { ignoreNotFound: true })
-    if (live === undefined) return yield* Effect.fail(newNotFound({ group: "", resource: "namespaces" }, namespace))
-  })
-}
+import { type RequestScope, writeContext } from "./scope.js"
 
 export const create = (s: RequestScope): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
   Effect.gen(function* () {
-    const body = yield* readJsonObject(s.request)
-    const obj = yield* prepareCreate(s.info, s.apiVersion, s.namespace, body)
-    if (s.info.namespaced) yield* requireNamespace(s, s.namespace!)
-    const stored = yield* s.served.storage.create(objectKey(s, obj.metadata.name!), obj)
-    return objectResponse(s, stored, 201)
+    const decoder = yield* decoderFor(s.request.headers["content-type"])
+    const bytes = yield* readBody(s.request)
+    const options = yield* createOptions(s.url.searchParams)
+    const ctx = writeContext(s, options.dryRun)
+    const obj = yield* decodeRequestObject(s, ctx, decoder, bytes, options)
+    const stored = yield* storeCreate(ctx, yield* defaulted(ctx, "CREATE", obj))
+    return yield* objectResponse(s, stored, 201)
   })

@@ -6,7 +6,7 @@ import { objectResponse } from "./output.js"
 import { objectKey, type RequestScope } from "./scope.js"
 
 export const get = (s: RequestScope, name: string): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
-  Effect.map(
+  Effect.flatMap(
     s.served.storage.get(objectKey(s, name), { resourceVersion: s.url.searchParams.get("resourceVersion") ?? "" }),
     (obj) => objectResponse(s, obj!)
   )

@@ -5,6 +5,7 @@
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either } from "effect"
+import { notKnownFieldSelector } from "../../api/fields.js"
 import type { StatusError } from "../../api/status.js"
 import { parsePredicate, type SelectionPredicate } from "../../storage/selection-predicate.js"
 import type { ResourceVersionMatch } from "../../storage/interfaces.js"
@@ -34,7 +35,8 @@ export const predicateOf = (s: RequestScope, q: ListQuery): Either.Either<Select
     continue: q.continue,
     allowWatchBookmarks: q.allowWatchBookmarks,
     getAttrs: s.info.getAttrs,
-    supportedFields: s.info.selectableFields
+    supportedFields: s.info.selectableFields,
+    unsupportedField: s.info.fieldLabelError ?? notKnownFieldSelector
   })
 }
 
@@ -50,5 +52,5 @@ export const list = (
       predicate,
       recursive: true
     })
-    return listResponse(s, result)
+    return yield* listResponse(s, result)
   })

@@ -1,50 +1,74 @@
 /**
- * An object or a list as the request asked for it: JSON of the URL's version, or a Table. List
- * bodies reuse each item's cached JSON (watch-encoder.ts), so a list served from the watch cache
- * stringifies only objects that changed since they were last sent.
+ * An object or a list as the request asked for it (negotiation.ts): JSON or YAML of the URL's
+ * version, a Table, or PartialObjectMetadata(List). JSON list bodies reuse each item's cached
+ * JSON (watch-encoder.ts), so a list served from the watch cache stringifies only objects that
+ * changed since they were last sent. A Status (a delete's answer) goes out as it is.
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { Effect, Either } from "effect"
 import type { KubeList, KubeObject } from "../../api/object-meta.js"
+import type { NotAcceptable } from "../../api/status.js"
+import { asListRepresentation, asObjectRepresentation, jsonToYaml, YAML_TYPE } from "../negotiation.js"
 import { json } from "../response.js"
 import { includeObjectOf, tableOf } from "../table.js"
 import { asVersion, jsonOf } from "../watch-encoder.js"
 import type { RequestScope } from "./scope.js"
+import * as Response from "@effect/platform/HttpServerResponse"
+
+/** A body in the negotiated media type (JSON text in, JSON or YAML out). */
+export const body = (s: RequestScope, jsonText: string, status = 200): HttpServerResponse.HttpServerResponse =>
+  s.output.yaml ? Response.text(jsonToYaml(jsonText), { status, contentType: YAML_TYPE }) : json(jsonText, status)
 
 export const objectResponse = (
   s: RequestScope,
   obj: KubeObject,
   status = 200
-): HttpServerResponse.HttpServerResponse => {
+): Effect.Effect<HttpServerResponse.HttpServerResponse, NotAcceptable> => {
   const o = asVersion(obj, s.apiVersion)
-  if (s.table) {
-    return json(
-      tableOf(s.info, [o], { resourceVersion: o.metadata.resourceVersion ?? "" }, includeObjectOf(s.url.searchParams)),
-      status
+  if (s.output.as === "Table") {
+    const t = tableOf(
+      s.info,
+      [o],
+      { resourceVersion: o.metadata.resourceVersion ?? "" },
+      includeObjectOf(s.url.searchParams)
     )
+    return Effect.succeed(body(s, JSON.stringify(t), status))
   }
-  return json(o === obj ? jsonOf(obj) : JSON.stringify(o), status)
+  const r = asObjectRepresentation(s.info, s.output, o)
+  if (Either.isLeft(r)) return Effect.fail(r.left)
+  return Effect.succeed(body(s, r.right === obj ? jsonOf(obj) : JSON.stringify(r.right), status))
 }
 
-export const listResponse = (s: RequestScope, list: KubeList): HttpServerResponse.HttpServerResponse => {
-  if (s.table) {
-    return json(
-      tableOf(
-        s.info,
-        list.items.map((i) => asVersion(i, s.apiVersion)),
-        list.metadata,
-        includeObjectOf(s.url.searchParams)
-      )
+/** A Status answer (a removal): never converted. */
+export const statusObjectResponse = (s: RequestScope, status: object): HttpServerResponse.HttpServerResponse =>
+  body(s, JSON.stringify(status))
+
+export const listResponse = (
+  s: RequestScope,
+  list: KubeList
+): Effect.Effect<HttpServerResponse.HttpServerResponse, NotAcceptable> => {
+  if (s.output.as === "Table") {
+    const t = tableOf(
+      s.info,
+      list.items.map((i) => asVersion(i, s.apiVersion)),
+      list.metadata,
+      includeObjectOf(s.url.searchParams)
     )
+    return Effect.succeed(body(s, JSON.stringify(t)))
   }
+  const converted = asListRepresentation(s.info, s.output, list)
+  if (Either.isLeft(converted)) return Effect.fail(converted.left)
+  if (converted.right !== undefined) return Effect.succeed(body(s, JSON.stringify(converted.right)))
   const items = list.items.map((i) =>
     i.apiVersion === s.apiVersion ? jsonOf(i) : JSON.stringify(asVersion(i, s.apiVersion))
   )
   const meta: Record<string, unknown> = { resourceVersion: list.metadata.resourceVersion ?? "" }
   if (list.metadata.continue !== undefined && list.metadata.continue !== "") meta["continue"] = list.metadata.continue
   if (list.metadata.remainingItemCount !== undefined) meta["remainingItemCount"] = list.metadata.remainingItemCount
-  return json(
-    `{"kind":${JSON.stringify(s.info.listKind)},"apiVersion":${JSON.stringify(s.apiVersion)},"metadata":${JSON.stringify(meta)},"items":[${items.join(
-      ","
-    )}]}`
+  return Effect.succeed(
+    body(
+      s,
+      `{"kind":${JSON.stringify(s.info.listKind)},"apiVersion":${JSON.stringify(s.apiVersion)},"metadata":${JSON.stringify(meta)},"items":[${items.join(",")}]}`
+    )
   )
 }

@@ -1,22 +1,29 @@
 /**
- * endpoints/handlers/patch.go: JSON patch (RFC 6902, fast-json-patch), JSON merge patch (RFC 7386,
- * json-merge-patch) and, for the built-in types, strategic merge patch — which for ConfigMap,
- * Secret and Namespace (no list merge keys) is the merge patch, enough for client-side
- * `kubectl apply`. The patch is applied to the current object inside GuaranteedUpdate, so a
- * conflict retries with the fresh object; the result goes through BeforeUpdate like a PUT.
+ * endpoints/handlers/patch.go: JSON patch (RFC 6902, fast-json-patch), JSON merge patch (RFC
+ * 7386, json-merge-patch) and, for the built-in types, strategic merge patch (the merge patch
+ * with ObjectMeta's merge lists: finalizers as a set, ownerReferences by uid, and the
+ * `$deleteFromPrimitiveList/finalizers` directive — enough for `kubectl apply`). The patch is
+ * applied to the current object inside the Store's update, so a conflict retries with the fresh
+ * object; the patched object is decoded with the kind's Go type (a type error or, with
+ * fieldValidation=Strict, an unknown field is the apiserver's 422 on `patch`) and then goes
+ * through the same stages as a PUT.
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import * as JsonPatch from "fast-json-patch"
 import * as MergePatch from "json-merge-patch"
+import * as F from "../../api/field.js"
+import { goJsonError, goMarshalSorted, GoJsonSyntaxError, parseGoJson, renderPath } from "../../api/go-json.js"
 import type { KubeObject } from "../../api/object-meta.js"
-import { BadRequest, Invalid, newConflict, type StatusError, UnsupportedMediaType } from "../../api/status.js"
-import { parseJson, readBody } from "../body.js"
-import { prepareUpdate } from "../object-rest.js"
-import { groupResourceOf } from "../resources.js"
+import { BadRequest, Invalid, newInvalid, type StatusError, UnsupportedMediaType } from "../../api/status.js"
+import { readBody } from "../body.js"
+import type { Obj } from "../kinds/strategy.js"
+import { strictText, typeCheck, warnStrict } from "../write/decode.js"
+import { type FieldValidation, patchOptions } from "../write/options.js"
+import { defaulted, update as storeUpdate } from "../write/store.js"
+import type { Warnings } from "../write/warnings.js"
 import { objectResponse } from "./output.js"
-import { OPTIMISTIC_LOCK_ERROR } from "./update.js"
-import { objectKey, type RequestScope } from "./scope.js"
+import { type RequestScope, writeContext } from "./scope.js"
 
 export type PatchType = "json" | "merge" | "strategic"
 
@@ -35,13 +42,76 @@ const unsupported = (strategic: boolean) =>
     }`
   })
 
-/** The patched copy of `current`, or the apiserver's 400/422 for a patch that does not apply. */
-export const applyPatch = (
-  type: PatchType,
-  current: KubeObject,
-  patch: unknown
-): Effect.Effect<Record<string, unknown>, StatusError> =>
-  Effect.suspend((): Effect.Effect<Record<string, unknown>, StatusError> => {
+/** Go's %+v of a decoded JSON map (what an SMP error prints as the patch). */
+const goPrint = (u: unknown): string => {
+  if (u === null || u === undefined) return "<nil>"
+  if (Array.isArray(u)) return `[${u.map(goPrint).join(" ")}]`
+  if (typeof u === "object") {
+    const keys = Object.keys(u).sort()
+    return `map[${keys.map((k) => `${k}:${goPrint((u as Record<string, unknown>)[k])}`).join(" ")}]`
+  }
+  return String(u)
+}
+
+const JSON_PATCH_OP_FIELDS = ["op", "path", "from", "value"]
+
+/** kjson.UnmarshalStrict of a JSON patch into []jsonPatchOp: its unknown and duplicate fields. */
+const jsonPatchStrict = (bytes: Uint8Array): Either.Either<Array<string>, StatusError> => {
+  const r = parseGoJson(bytes)
+  if (r instanceof GoJsonSyntaxError)
+    return Either.left(new BadRequest({ message: `error decoding patch: ${r.message}` }))
+  if (!Array.isArray(r.value)) return Either.right([])
+  const out = r.duplicates.map((d) => `json patch duplicate field ${JSON.stringify(renderPath(d.path))}`)
+  r.value.forEach((op, i) => {
+    if (typeof op !== "object" || op === null || Array.isArray(op)) return
+    for (const k of Object.keys(op))
+      if (!JSON_PATCH_OP_FIELDS.includes(k)) out.push(`json patch unknown field ${JSON.stringify(`[${i}].${k}`)}`)
+  })
+  return Either.right(out)
+}
+
+/** ObjectMeta's strategic-merge lists, on top of the merge patch. */
+const strategicMerge = (current: Record<string, unknown>, patch: Record<string, unknown>): unknown => {
+  const pm = (patch["metadata"] ?? undefined) as Record<string, unknown> | undefined
+  const cm = (current["metadata"] ?? {}) as Record<string, unknown>
+  const strip = (u: unknown): unknown => {
+    if (Array.isArray(u)) return u.map(strip)
+    if (u === null || typeof u !== "object") return u
+    const o: Record<string, unknown> = {}
+    for (const [k, v] of Object.entries(u)) if (!k.startsWith("$")) o[k] = strip(v)
+    return o
+  }
+  const merged = MergePatch.apply(structuredClone(current), strip(patch)) as Record<string, unknown>
+  if (pm === undefined || typeof pm !== "object") return merged
+  const meta = (merged["metadata"] ?? {}) as Record<string, unknown>
+  if (Array.isArray(pm["finalizers"]) || Array.isArray(pm["$deleteFromPrimitiveList/finalizers"])) {
+    const base = Array.isArray(cm["finalizers"]) ? [...(cm["finalizers"] as Array<unknown>)] : []
+    for (const f of (pm["finalizers"] as Array<unknown> | undefined) ?? []) if (!base.includes(f)) base.push(f)
+    const del = (pm["$deleteFromPrimitiveList/finalizers"] as Array<unknown> | undefined) ?? []
+    const fins = base.filter((f) => !del.includes(f))
+    if (fins.length === 0) delete meta["finalizers"]
+    else meta["finalizers"] = fins
+  }
+  if (Array.isArray(pm["ownerReferences"])) {
+    const base = Array.isArray(cm["ownerReferences"])
+      ? [...(cm["ownerReferences"] as Array<Record<string, unknown>>)]
+      : []
+    for (const ref of pm["ownerReferences"] as Array<Record<string, unknown>>) {
+      const i = base.findIndex((b) => b["uid"] === ref["uid"])
+      if (ref["$patch"] === "delete") {
+        if (i >= 0) base.splice(i, 1)
+      } else if (i >= 0) base[i] = MergePatch.apply(base[i], strip(ref)) as Record<string, unknown>
+      else base.push(strip(ref) as Record<string, unknown>)
+    }
+    meta["ownerReferences"] = base
+  }
+  merged["metadata"] = meta
+  return merged
+}
+
+/** The patched copy of `current` as JSON, or the apiserver's 400/422 for a patch that does not apply. */
+export const applyPatch = (type: PatchType, current: KubeObject, patch: unknown): Effect.Effect<unknown, StatusError> =>
+  Effect.suspend((): Effect.Effect<unknown, StatusError> => {
     const doc = structuredClone(current) as Record<string, unknown>
     if (type === "json") {
       if (!Array.isArray(patch)) {
@@ -57,19 +127,56 @@ export const applyPatch = (
           })
         )
       }
-      const result = JsonPatch.applyPatch(doc, patch as Array<JsonPatch.Operation>, false, true).newDocument as unknown
-      if (typeof result !== "object" || result === null || Array.isArray(result)) {
-        return Effect.fail(new BadRequest({ message: "the patched object is not a JSON object" }))
-      }
-      return Effect.succeed(result as Record<string, unknown>)
+      return Effect.succeed(
+        JsonPatch.applyPatch(doc, patch as Array<JsonPatch.Operation>, false, true).newDocument as unknown
+      )
     }
     if (typeof patch !== "object" || patch === null || Array.isArray(patch)) {
       return Effect.fail(
-        new BadRequest({ message: "json: cannot unmarshal array into Go value of type map[string]interface {}" })
+        new BadRequest({
+          message: `json: cannot unmarshal ${Array.isArray(patch) ? "array" : "string"} into Go value of type map[string]interface {}`
+        })
       )
     }
-    const result = MergePatch.apply(doc, patch) as unknown
-    return Effect.succeed(result as Record<string, unknown>)
+    if (type === "strategic") return Effect.succeed(strategicMerge(doc, patch as Record<string, unknown>))
+    return Effect.succeed(MergePatch.apply(doc, patch) as unknown)
+  })
+
+interface Patched {
+  readonly type: PatchType
+  readonly patch: unknown
+  /** the patch's own strict violations (duplicate fields, a JSON patch's unknown fields) */
+  readonly strict: ReadonlyArray<string>
+}
+
+/** The patched object through the kind's Go type: 422 on `patch` for a type error or (Strict) a strict one. */
+const decodePatched = (
+  s: RequestScope,
+  p: Patched,
+  patched: unknown,
+  fieldValidation: FieldValidation,
+  warnings: Warnings
+): Effect.Effect<Obj, StatusError> =>
+  Effect.suspend(() => {
+    const json = goMarshalSorted(patched)
+    const shown = p.type === "strategic" ? goPrint(p.patch) : json
+    const invalid = (text: string) =>
+      Effect.fail(newInvalid({ group: "", kind: "" }, "", [F.invalid("patch", shown, text)]))
+    if (typeof patched !== "object" || patched === null || Array.isArray(patched))
+      return invalid(
+        `json: cannot unmarshal ${Array.isArray(patched) ? "array" : "string"} into Go value of type map[string]interface {}`
+      )
+    const doc = parseGoJson(Buffer.from(json)) as Exclude<ReturnType<typeof parseGoJson>, GoJsonSyntaxError>
+    const typed = typeCheck(writeContext(s, false).strategy.schema, {
+      value: doc.value,
+      strict: [],
+      offsets: doc.offsets
+    })
+    if (Either.isLeft(typed)) return invalid(typed.left)
+    const strict = [...p.strict, ...typed.right.strict]
+    if (strict.length > 0 && fieldValidation === "Strict") return invalid(strictText(strict))
+    if (strict.length > 0 && fieldValidation === "Warn") warnStrict(warnings, strict)
+    return Effect.succeed(typed.right.object)
   })
 
 export const patch = (
@@ -79,19 +186,23 @@ export const patch = (
   Effect.gen(function* () {
     const type = patchTypeOf(s.request.headers["content-type"], s.info.strategicMergePatch)
     if (type === undefined) return yield* Effect.fail(unsupported(s.info.strategicMergePatch))
-    const p = yield* Effect.flatMap(readBody(s.request), parseJson)
-    const stored = yield* s.served.storage.guaranteedUpdate(objectKey(s, name), {
-      tryUpdate: (current) =>
-        Effect.gen(function* () {
-          const patched = yield* applyPatch(type, current, p)
-          const meta = patched["metadata"] as Record<string, unknown> | undefined
-          // a patch that sets metadata.resourceVersion is a precondition (optimistic lock)
-          const rv = typeof meta?.["resourceVersion"] === "string" ? meta["resourceVersion"] : ""
-          if (rv !== "" && rv !== current.metadata.resourceVersion) {
-            return yield* Effect.fail(newConflict(groupResourceOf(s.info), name, OPTIMISTIC_LOCK_ERROR))
-          }
-          return { object: yield* prepareUpdate(s.info, s.apiVersion, s.namespace, name, current, patched) }
-        })
-    })
-    return objectResponse(s, stored)
+    const bytes = yield* readBody(s.request)
+    const options = yield* patchOptions(s.url.searchParams)
+    if (goJsonError(bytes) !== undefined) return yield* Effect.fail(new BadRequest({ message: "invalid JSON patch" }))
+    const parsed = parseGoJson(bytes) as Exclude<ReturnType<typeof parseGoJson>, GoJsonSyntaxError>
+    const checkStrict = options.fieldValidation !== "Ignore"
+    let strict: Array<string> = []
+    if (checkStrict && type === "json") strict = yield* jsonPatchStrict(bytes)
+    else if (checkStrict) strict = parsed.duplicates.map((d) => `duplicate field ${JSON.stringify(renderPath(d.path))}`)
+    const p: Patched = { type, patch: parsed.value, strict }
+    const ctx = writeContext(s, options.dryRun)
+    const stored = yield* storeUpdate(ctx, name, (current) =>
+      Effect.gen(function* () {
+        const patched = yield* applyPatch(type, current, p.patch)
+        // a patched copy is decoded afresh: its warnings are the last attempt's
+        const obj = yield* decodePatched(s, p, patched, options.fieldValidation, s.warnings)
+        return yield* defaulted(ctx, "UPDATE", obj)
+      })
+    )
+    return yield* objectResponse(s, stored)
   })

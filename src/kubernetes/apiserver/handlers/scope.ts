@@ -1,11 +1,17 @@
 /**
  * endpoints/handlers' RequestScope: what every verb handler knows about its request — the served
- * resource and its storage, the version and namespace/name from the URL, and the request itself.
+ * resource and its storage, the version and namespace/name from the URL, the negotiated output,
+ * the warnings it collects, and the request itself. `writeContext` is what the write pipeline's
+ * stages see of it.
  */
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type { ApiMetrics } from "../metrics.js"
+import type { OutputMedia } from "../negotiation.js"
 import type { ResourceRegistry, ServedResource } from "../registry.js"
 import { apiVersionOf, keyOf, type ResourceInfo } from "../resources.js"
+import type { NamespaceLifecycle } from "../write/admission.js"
+import type { WriteContext } from "../write/pipeline.js"
+import type { Warnings } from "../write/warnings.js"
 
 export interface RequestScope {
   readonly served: ServedResource
@@ -16,12 +22,17 @@ export interface RequestScope {
   /** the namespace of a namespaced request (undefined: all namespaces, or a cluster-scoped resource) */
   readonly namespace: string | undefined
   readonly name: string | undefined
+  /** a subresource of the object (namespaces/{name}/status, …/finalize) */
+  readonly subresource: string | undefined
   readonly url: URL
   readonly request: HttpServerRequest.HttpServerRequest
-  /** Accept asks for a Table */
-  readonly table: boolean
+  /** what the Accept header asked for */
+  readonly output: OutputMedia
   readonly metrics: ApiMetrics
   readonly registry: ResourceRegistry
+  readonly lifecycle: NamespaceLifecycle
+  /** the Warning headers of the answer */
+  readonly warnings: Warnings
 }
 
 export const makeScope = (
@@ -45,3 +56,15 @@ export const objectKey = (s: RequestScope, name: string): string => keyOf(s.info
 
 /** The storage key of the request's collection (one namespace, or all). */
 export const listKey = (s: RequestScope): string => keyOf(s.info, s.namespace)
+
+/** The write pipeline's view of the request (the subresource's strategy when there is one). */
+export const writeContext = (s: RequestScope, dryRun: boolean): WriteContext => ({
+  info: s.info,
+  strategy: (s.subresource === undefined ? undefined : s.info.subresources[s.subresource]) ?? s.info.strategy,
+  storage: s.served.storage,
+  registry: s.registry,
+  lifecycle: s.lifecycle,
+  namespace: s.namespace,
+  dryRun,
+  warnings: s.warnings
+})

@@ -1,37 +1,35 @@
 /**
- * endpoints/handlers/update.go + the generic registry's Update: PUT replaces the object through
- * GuaranteedUpdate. A resourceVersion in the body must be the stored one (409 Conflict otherwise);
- * none means an unconditional update. A missing object is 404 (no create-on-update here).
+ * endpoints/handlers/update.go: the write pipeline for a PUT — UpdateOptions, the decoder by
+ * content type, decode and type check, the body against the URL (kind, namespace, name), then
+ * the Store's update inside GuaranteedUpdate: a resourceVersion in the body must be the stored
+ * one (409), none is an unconditional update. Also the namespaces/{name}/status and /finalize
+ * subresources (their strategies keep what they may not change).
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
-import { groupResourceOf } from "../resources.js"
-import { newConflict, type StatusError } from "../../api/status.js"
-import { readJsonObject } from "../body.js"
-import { prepareUpdate } from "../object-rest.js"
+import type { StatusError } from "../../api/status.js"
+import { readBody } from "../body.js"
+import type { Obj } from "../kinds/strategy.js"
+import { decoderFor } from "../write/decode.js"
+import { checkName } from "../write/object-checks.js"
+import { updateOptions } from "../write/options.js"
+import { defaulted, update as storeUpdate } from "../write/store.js"
+import { decodeRequestObject } from "./decode-object.js"
 import { objectResponse } from "./output.js"
-import { objectKey, type RequestScope } from "./scope.js"
-
-export const OPTIMISTIC_LOCK_ERROR =
-  "the object has been modified; please apply your changes to the latest version and try again"
+import { type RequestScope, writeContext } from "./scope.js"
 
 export const update = (
   s: RequestScope,
   name: string
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
   Effect.gen(function* () {
-    const body = yield* readJsonObject(s.request)
-    const meta = body["metadata"] as Record<string, unknown> | undefined
-    const rv = typeof meta?.["resourceVersion"] === "string" ? meta["resourceVersion"] : ""
-    const stored = yield* s.served.storage.guaranteedUpdate(objectKey(s, name), {
-      tryUpdate: (current) =>
-        Effect.gen(function* () {
-          if (rv !== "" && rv !== current.metadata.resourceVersion) {
-            return yield* Effect.fail(newConflict(groupResourceOf(s.info), name, OPTIMISTIC_LOCK_ERROR))
-          }
-          const copy = structuredClone(body)
-          return { object: yield* prepareUpdate(s.info, s.apiVersion, s.namespace, name, current, copy) }
-        })
-    })
-    return objectResponse(s, stored)
+    const bytes = yield* readBody(s.request)
+    const options = yield* updateOptions(s.url.searchParams)
+    const decoder = yield* decoderFor(s.request.headers["content-type"])
+    const ctx = writeContext(s, options.dryRun)
+    const obj = yield* decodeRequestObject(s, ctx, decoder, bytes, options)
+    yield* checkName(obj, name)
+    const body = yield* defaulted(ctx, "UPDATE", obj)
+    const stored = yield* storeUpdate(ctx, name, () => Effect.sync(() => structuredClone(body) as Obj))
+    return yield* objectResponse(s, stored)
   })

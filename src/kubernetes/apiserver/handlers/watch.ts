@@ -14,13 +14,14 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import { Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Either } from "effect"
 import type { StatusError } from "../../api/status.js"
 import type { WatchEvent } from "../../api/watch-event.js"
 import type { WatchHandle, WatchSink } from "../../storage/interfaces.js"
 import { watchInto } from "../../storage/watch-sink.js"
 import type { Cell } from "../metrics.js"
 import type { ListQuery } from "../query.js"
+import { asObjectRepresentation, partialObjectMetadata } from "../negotiation.js"
 import { JSON_TYPE } from "../response.js"
 import { includeObjectOf, tableOf } from "../table.js"
 import { eventBytesAs } from "../watch-encoder.js"
@@ -43,6 +44,12 @@ const tableEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
   return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(t)}}\n`)
 }
 
+const partialEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
+  if (e.type === "ERROR") return eventBytesAs(e, s.apiVersion)
+  const o = partialObjectMetadata(e.object, s.output.metaVersion)
+  return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(o)}}\n`)
+}
+
 export const watch = (
   s: RequestScope,
   q: ListQuery,
@@ -56,7 +63,18 @@ export const watch = (
           ? q.timeoutSeconds
           : MIN_REQUEST_TIMEOUT_SECONDS * (1 + Math.random())
       const counter = s.metrics.watchEventsCell(s.info.group, s.version, s.info.plural)
-      const encode = s.table ? (e: WatchEvent) => tableEvent(s, e) : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
+      if (s.output.as === "PartialObjectMetadataList") {
+        const r = asObjectRepresentation(s.info, s.output, { metadata: {} })
+        if (Either.isLeft(r)) return yield* Effect.fail(r.left)
+      }
+      const encode =
+        s.output.as === "Table"
+          ? (e: WatchEvent) => tableEvent(s, e)
+          : s.output.as === "PartialObjectMetadata"
+            ? (e: WatchEvent) => partialEvent(s, e)
+            : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
+      // the watch's context deadline (cacheWatcher sends its last bookmark 2 s before it)
+      const deadline = (yield* Clock.currentTimeMillis) + timeoutSeconds * 1000
       const res = NodeHttpServerRequest.toServerResponse(s.request)
 
       let started = false
@@ -104,7 +122,8 @@ export const watch = (
           resourceVersionMatch: q.resourceVersionMatch === "NotOlderThan" ? "NotOlderThan" : "",
           predicate,
           recursive: true,
-          sendInitialEvents: q.sendInitialEvents
+          sendInitialEvents: q.sendInitialEvents,
+          deadline
         },
         sink
       )
@@ -122,7 +141,7 @@ export const watch = (
         wake = () => done(Effect.void)
       })
       yield* Effect.ignore(Effect.timeout(watchEnded, Duration.millis(timeoutSeconds * 1000)))
-      // already written and ended: the platform sends nothing more
-      return HttpServerResponse.empty()
+      // already written and ended: the platform sends nothing more (the status is what the metrics count)
+      return HttpServerResponse.empty({ status: 200 })
     })
   )

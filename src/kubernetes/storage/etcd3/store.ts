@@ -33,6 +33,7 @@ import {
   type UpdateFunc,
   type ValidateDeletion
 } from "../interfaces.js"
+import { checkPreconditions as checkPreconditionsOf } from "../preconditions.js"
 import { Everything, isEmpty, matches } from "../selection-predicate.js"
 import { encryptCheck } from "../value/identity.js"
 import type { ValueTransformer } from "../value/transformer.js"
@@ -44,7 +45,6 @@ import {
   compactedList,
   CONTINUE_TOO_OLD,
   fromEtcd,
-  invalidObj,
   isCompacted,
   isFutureRevision,
   LIST_TOO_OLD,
@@ -192,27 +192,8 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       })
     })
 
-  /** storage.Preconditions.Check */
-  const checkPreconditions = (key: string, p: Preconditions | undefined, obj: KubeObject): StatusError | undefined => {
-    if (p === undefined) return undefined
-    if (p.uid !== undefined && p.uid !== (obj.metadata.uid ?? "")) {
-      return invalidObj(
-        gr,
-        key,
-        `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${obj.metadata.uid ?? ""}`
-      )
-    }
-    if (p.resourceVersion !== undefined && p.resourceVersion !== (obj.metadata.resourceVersion ?? "")) {
-      return invalidObj(
-        gr,
-        key,
-        `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${
-          obj.metadata.resourceVersion ?? ""
-        }`
-      )
-    }
-    return undefined
-  }
+  const checkPreconditions = (key: string, p: Preconditions | undefined, obj: KubeObject) =>
+    checkPreconditionsOf(gr, key, p, obj)
 
   const leaseFor = (ttl: number | undefined) =>
     ttl === undefined || ttl <= 0 ? Effect.succeed(undefined) : leases.getLease(ttl)

@@ -27,6 +27,7 @@ import {
   newInternalError,
   newTooLargeResourceVersion,
   type StatusError,
+  StoreReadError,
   toStatus
 } from "../../api/status.js"
 import { added, bookmark, deleted, errorEvent, modified, type WatchEvent } from "../../api/watch-event.js"
@@ -219,14 +220,29 @@ class TransformFailure {
   constructor(readonly error: StatusError) {}
 }
 
+/**
+ * A DELETE whose previous value does not decrypt or decode (transformIfCorruptObjectError):
+ * 500 StoreReadError `saw a DELETED event, but object data is corrupt - <corruptObjectError>`.
+ */
+const corruptDelete = (what: "transform" | "decode", rev: bigint, err: string): StatusError =>
+  new StoreReadError({
+    message: `saw a DELETED event, but object data is corrupt - ${
+      what === "transform"
+        ? "data from the storage is not transformable revision=0"
+        : `object not decodable revision=${rev}`
+    }: ${err}`
+  })
+
 /** transform(): decrypt, decode, set the event's RV, and derive the event type through the predicate. */
 const makeTransform = (deps: WatcherDeps, pred: SelectionPredicate): Transform => {
   const acceptAll = isEmpty(pred)
-  const decode = (data: Uint8Array, key: string, rev: bigint): KubeObject => {
+  const decode = (data: Uint8Array, key: string, rev: bigint, deleted = false): KubeObject => {
     const plain = deps.transformer.fromStorage(data, key)
-    if (!plain.ok) throw new TransformFailure(newInternalError(plain.error))
+    if (!plain.ok)
+      throw new TransformFailure(deleted ? corruptDelete("transform", rev, plain.error) : newInternalError(plain.error))
     const obj = decodeObject(plain.data, rev)
-    if (Either.isLeft(obj)) throw new TransformFailure(newInternalError(obj.left))
+    if (Either.isLeft(obj))
+      throw new TransformFailure(deleted ? corruptDelete("decode", rev, obj.left) : newInternalError(obj.left))
     return obj.right
   }
   return (e) => {
@@ -234,7 +250,9 @@ const makeTransform = (deps: WatcherDeps, pred: SelectionPredicate): Transform =
     try {
       const cur = e.isDeleted || e.value === undefined ? undefined : decode(e.value, e.key, e.rev)
       const old =
-        e.prevValue !== undefined && (e.isDeleted || !acceptAll) ? decode(e.prevValue, e.key, e.rev) : undefined
+        e.prevValue !== undefined && (e.isDeleted || !acceptAll)
+          ? decode(e.prevValue, e.key, e.rev, e.isDeleted)
+          : undefined
       if (e.isDeleted) return old !== undefined && matches(pred, old) ? deleted(old) : undefined
       if (cur === undefined) return undefined
       if (e.isCreated) return matches(pred, cur) ? added(cur) : undefined

@@ -73,7 +73,7 @@ export const runStoreTests = (backend: () => Backend, options: { readonly cacher
       const tooLarge = await fails(store.get("/pods/ns/foo", { resourceVersion: MAX_INT64 }))
       expect(tooLarge._tag).toBe("Timeout")
       expect(tooLarge.message).toMatch(/^Timeout: Too large resource version: 9223372036854775807, current: \d+$/)
-      expect(tooLarge.details?.causes?.[0]?.type).toBe("ResourceVersionTooLarge")
+      expect(tooLarge.details?.causes?.[0]?.reason).toBe("ResourceVersionTooLarge")
       const missing = await fails(store.get("/pods/ns/nope"))
       expect(missing._tag).toBe("NotFound")
       expect(missing.message).toBe('pods "nope" not found')
@@ -346,7 +346,7 @@ export const runStoreTests = (backend: () => Backend, options: { readonly cacher
       // too large
       const tl = await listErr("/pods/", { resourceVersion: MAX_INT64 })
       expect(tl._tag).toBe("Timeout")
-      expect(tl.details?.causes?.[0]?.type).toBe("ResourceVersionTooLarge")
+      expect(tl.details?.causes?.[0]?.reason).toBe("ResourceVersionTooLarge")
       expect(
         (await listErr("/pods/", { resourceVersion: (continueRV + 2n).toString(), resourceVersionMatch: "Exact" }))._tag
       ).toBe("Timeout")

@@ -287,7 +287,7 @@ export const runWatchTests = (backend: () => Backend, options: { readonly cacher
       expect(e!.object).toMatchObject({
         code: 504,
         reason: "Timeout",
-        details: { causes: [{ type: "ResourceVersionTooLarge" }] }
+        details: { causes: [{ reason: "ResourceVersionTooLarge" }] }
       })
     })
 

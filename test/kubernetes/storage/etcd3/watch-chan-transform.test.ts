@@ -231,6 +231,47 @@ describe("watchChan transform (etcd3/watcher.go)", () => {
     expect(bad.map((e) => e.type)).toEqual(["ERROR"])
     expect((bad[0]!.object as { code: number }).code).toBe(500)
   })
+
+  it("a DELETE whose previous value does not decode or decrypt is 500 StoreReadError (transformIfCorruptObjectError)", async () => {
+    const { responses } = history([
+      { kind: "put", name: "a", color: "red" },
+      { kind: "delete", name: "a" }
+    ])
+    // the deletion's prev_kv is garbage: the object was stored corrupt
+    const corrupt = responses.map((r, i) =>
+      i === 1
+        ? { ...r, events: r.events.map((e) => ({ ...e, prevKv: { ...e.prevKv!, value: enc.encode("{not json") } })) }
+        : r
+    )
+    const events = await run(corrupt, Everything)
+    expect(events.map((e) => e.type)).toEqual(["ADDED", "ERROR"])
+    expect(events[1]!.object).toEqual({
+      kind: "Status",
+      apiVersion: "v1",
+      metadata: {},
+      status: "Failure",
+      message:
+        "saw a DELETED event, but object data is corrupt - object not decodable revision=3: couldn't get version/kind; json parse error: invalid character 'n' looking for beginning of object key string",
+      reason: "StoreReadError",
+      code: 500
+    })
+    const undecryptable: ValueTransformer = {
+      fromStorage: (data, key) =>
+        data.length > 0 && new TextDecoder().decode(data).includes("gen") && responses.length > 0 && key.endsWith("/a")
+          ? { ok: false, error: "no matching prefix found" }
+          : identity.fromStorage(data, key),
+      toStorage: identity.toStorage
+    }
+    // only the DELETE's previous value fails to decrypt (a PUT's failure stays an InternalError)
+    const onlyDelete = await run(responses.slice(1), Everything, undecryptable)
+    expect(onlyDelete).toHaveLength(1)
+    expect(onlyDelete[0]!.object).toMatchObject({
+      reason: "StoreReadError",
+      code: 500,
+      message:
+        "saw a DELETED event, but object data is corrupt - data from the storage is not transformable revision=0: no matching prefix found"
+    })
+  })
 })
 
 const expectCacheIs = (cache: Map<string, KubeObject>, state: Map<string, KubeObject>, pred: SelectionPredicate) => {
