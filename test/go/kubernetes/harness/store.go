@@ -1,0 +1,116 @@
+package harness
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// StoreOptions configure a store.
+type StoreOptions struct {
+	// ProgressNotifyInterval is --experimental-watch-progress-notify-interval ("" = the default, 10m).
+	ProgressNotifyInterval string
+	// ExtraArgs go after the harness's own flags.
+	ExtraArgs []string
+}
+
+// Store is one etcd-compatible server: etcd-effect's or etcd 3.4, one member on loopback.
+type Store struct {
+	Kind    StoreKind
+	DataDir string
+	port    int
+	peer    int // etcd only
+	opts    StoreOptions
+	dir     string
+	proc    *Process
+	starts  int
+}
+
+// StartStore starts a store of `kind` with a fresh data dir under t.TempDir(); the test stops it.
+func StartStore(t testing.TB, kind StoreKind, opts StoreOptions) *Store {
+	t.Helper()
+	dir := t.TempDir()
+	s := &Store{Kind: kind, DataDir: dir + "/data", port: FreePort(t), opts: opts, dir: dir}
+	if kind == Etcd {
+		s.peer = FreePort(t)
+	}
+	s.start(t)
+	t.Cleanup(func() { s.Stop() })
+	return s
+}
+
+// Endpoint is the client URL, http://127.0.0.1:port.
+func (s *Store) Endpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", s.port) }
+
+// Process is the running server process.
+func (s *Store) Process() *Process { return s.proc }
+
+func (s *Store) args(t testing.TB) (string, []string) {
+	var bin string
+	var args []string
+	switch s.Kind {
+	case EtcdEffect:
+		bin = "node"
+		args = []string{EtcdEffectMain(t), "serve", "--name", "default", "--data-dir", s.DataDir,
+			"--listen-client-urls", s.Endpoint(), "--log-level", "warn"}
+	case Etcd:
+		bin = EtcdBin(t)
+		peer := fmt.Sprintf("http://127.0.0.1:%d", s.peer)
+		args = []string{"--name", "default", "--data-dir", s.DataDir,
+			"--listen-client-urls", s.Endpoint(), "--advertise-client-urls", s.Endpoint(),
+			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+			"--initial-cluster", "default=" + peer, "--log-level", "error"}
+	default:
+		t.Fatalf("unknown store %q (STORES takes etcd and etcd-effect)", s.Kind)
+	}
+	if s.opts.ProgressNotifyInterval != "" {
+		args = append(args, "--experimental-watch-progress-notify-interval", s.opts.ProgressNotifyInterval)
+	}
+	return bin, append(args, s.opts.ExtraArgs...)
+}
+
+func (s *Store) start(t testing.TB) {
+	t.Helper()
+	bin, args := s.args(t)
+	s.starts++
+	s.proc = Spawn(t, s.dir, string(s.Kind)+"-"+strconv.Itoa(s.starts), bin, args, nil)
+	s.proc.WaitFor(t, 60*time.Second, "a healthy /health", s.healthy)
+}
+
+// healthy asks GET /health on the client URL (both servers serve it there).
+func (s *Store) healthy() error {
+	c := http.Client{Timeout: 2 * time.Second}
+	resp, err := c.Get(s.Endpoint() + "/health")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"true"`) {
+		return fmt.Errorf("/health: %d %s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+// Kill ends the server with SIGKILL (no graceful stop, no flush beyond what it acknowledged).
+func (s *Store) Kill() { s.proc.Kill() }
+
+// Restart starts the server again on the same port and data dir, after Kill or Stop.
+func (s *Store) Restart(t testing.TB) {
+	t.Helper()
+	if ended, _ := s.proc.Exited(); !ended {
+		t.Fatalf("%s: Restart while it runs", s.Kind)
+	}
+	s.start(t)
+}
+
+// Stop stops the server gracefully (SIGTERM, then SIGKILL after 10 s).
+func (s *Store) Stop() {
+	if s.proc != nil {
+		s.proc.Stop(10 * time.Second)
+	}
+}
