@@ -87,6 +87,10 @@ func StartAPIServer(t testing.TB, store *Store, opts APIServerOptions) *APIServe
 	writeCredentials(t, dir)
 	port := FreePort(t)
 	args := APIServerFlags(store.Endpoint(), port, dir)
+	if store.TLS != nil {
+		args = append(args, "--etcd-cafile="+store.TLS.CA,
+			"--etcd-certfile="+store.TLS.ClientCert, "--etcd-keyfile="+store.TLS.ClientKey)
+	}
 	if opts.EventTTL != "" {
 		args = append(args, "--event-ttl="+opts.EventTTL)
 	}

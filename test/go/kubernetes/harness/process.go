@@ -32,10 +32,15 @@ type Process struct {
 	err     error
 }
 
-// Spawn starts `bin args...` with the cleaned environment plus `env`, logging to dir/name.log.
+// Spawn starts `bin args...` with the cleaned environment plus `env`, logging to dir/name.log, or
+// under $KUBE_PROCESS_LOGS (kept after the test) as <test>-<name>.log.
 func Spawn(t testing.TB, dir, name, bin string, args []string, env []string) *Process {
 	t.Helper()
 	logPath := filepath.Join(dir, name+".log")
+	if keep := os.Getenv("KUBE_PROCESS_LOGS"); keep != "" {
+		must(t, os.MkdirAll(keep, 0o755))
+		logPath = filepath.Join(keep, strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())+"-"+name+".log")
+	}
 	log, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		t.Fatalf("%s: log: %v", name, err)

@@ -14,6 +14,8 @@ import (
 type StoreOptions struct {
 	// ProgressNotifyInterval is --experimental-watch-progress-notify-interval ("" = the default, 10m).
 	ProgressNotifyInterval string
+	// TLS serves clients over mutual TLS (a fresh CA; Store.TLS holds the files).
+	TLS bool
 	// ExtraArgs go after the harness's own flags.
 	ExtraArgs []string
 }
@@ -26,8 +28,10 @@ type Store struct {
 	peer    int // etcd only
 	opts    StoreOptions
 	dir     string
-	proc    *Process
-	starts  int
+	// TLS is the PKI of a TLS store (nil: plain HTTP/2).
+	TLS    *TLSFiles
+	proc   *Process
+	starts int
 }
 
 // StartStore starts a store of `kind` with a fresh data dir under t.TempDir(); the test stops it.
@@ -38,13 +42,30 @@ func StartStore(t testing.TB, kind StoreKind, opts StoreOptions) *Store {
 	if kind == Etcd {
 		s.peer = FreePort(t)
 	}
+	if opts.TLS {
+		s.TLS = writeTLSFiles(t, dir)
+	}
 	s.start(t)
 	t.Cleanup(func() { s.Stop() })
 	return s
 }
 
-// Endpoint is the client URL, http://127.0.0.1:port.
-func (s *Store) Endpoint() string { return fmt.Sprintf("http://127.0.0.1:%d", s.port) }
+// Endpoint is the client URL, http://127.0.0.1:port (https:// with TLS).
+func (s *Store) Endpoint() string {
+	if s.TLS != nil {
+		return fmt.Sprintf("https://127.0.0.1:%d", s.port)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d", s.port)
+}
+
+// tlsArgs are the flags, the same for both servers, of a TLS store requiring client certificates.
+func (s *Store) tlsArgs() []string {
+	if s.TLS == nil {
+		return nil
+	}
+	return []string{"--cert-file", s.TLS.ServerCert, "--key-file", s.TLS.ServerKey,
+		"--trusted-ca-file", s.TLS.CA, "--client-cert-auth"}
+}
 
 // Process is the running server process.
 func (s *Store) Process() *Process { return s.proc }
@@ -67,6 +88,7 @@ func (s *Store) args(t testing.TB) (string, []string) {
 	default:
 		t.Fatalf("unknown store %q (STORES takes etcd and etcd-effect)", s.Kind)
 	}
+	args = append(args, s.tlsArgs()...)
 	if s.opts.ProgressNotifyInterval != "" {
 		args = append(args, "--experimental-watch-progress-notify-interval", s.opts.ProgressNotifyInterval)
 	}
@@ -84,6 +106,13 @@ func (s *Store) start(t testing.TB) {
 // healthy asks GET /health on the client URL (both servers serve it there).
 func (s *Store) healthy() error {
 	c := http.Client{Timeout: 2 * time.Second}
+	if s.TLS != nil {
+		cfg, err := s.TLS.ClientConfig()
+		if err != nil {
+			return err
+		}
+		c.Transport = &http.Transport{TLSClientConfig: cfg}
+	}
 	resp, err := c.Get(s.Endpoint() + "/health")
 	if err != nil {
 		return err
