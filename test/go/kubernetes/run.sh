@@ -12,7 +12,8 @@
 #
 # Needs go, etcd 3.4, kubectl, node and a built repository (npm run build). Without go (or etcd,
 # kubectl) it prints why and exits 0, unless REQUIRE_GO=1 (.ci/run sets it): then it fails.
-# Logs: $KUBE_TEST_LOGS (default: a new directory under /tmp, printed).
+# Logs: $KUBE_TEST_LOGS (default: a new directory under /tmp, printed): each stream's go test output
+# (<stream>.out, .json) and every process's log (processes/<test>-<process>.log).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -37,6 +38,7 @@ eval "$("$here/build.sh")"
 export KUBE_APISERVER KUBE_CONTROLLER_MANAGER
 export ETCD_EFFECT_MAIN="$repo/dist/cli/main.js" REQUIRE_KUBE=1
 logs=${KUBE_TEST_LOGS:-$(mktemp -d /tmp/etcd-effect-kube-XXXXXX)}
+export KUBE_PROCESS_LOGS=$logs/processes
 mkdir -p "$logs"
 echo "test:kube-apiserver: logs in $logs"
 

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -75,12 +76,25 @@ func (s *scenario) watchCacheMetrics() {
 	s.t.Logf("%s: consistent reads from cache %g, fell back to etcd %g, failed %g; cache lists %g; read wait %g",
 		s.store.Kind, consistent("true", "false"), consistent("true", "true"), consistent("false", "")+consistent("false", "true")+consistent("false", "false"),
 		fromCache, m.Sum("apiserver_watch_cache_read_wait_seconds_count", cm))
+	var failing []string
+	for _, sample := range m {
+		if sample.Name == "etcd_request_errors_total" && sample.Value > 0 {
+			failing = append(failing, sample.Labels["operation"]+" "+sample.Labels["resource"])
+		}
+	}
+	sort.Strings(failing)
+	s.see("etcd requests that failed", strings.Join(failing, ", "))
+	s.see("storage size reported", fmt.Sprint(m.Sum("apiserver_storage_size_bytes", nil) > 0))
 	if s.store.Kind != harness.EtcdEffect {
 		return
 	}
 	if consistent("true", "false") < 10 || consistent("true", "true") != 0 {
 		s.t.Errorf("consistent lists of configmaps not served from the watch cache:\n%s",
 			m.Describe("apiserver_watch_cache_consistent_read_total"))
+	}
+	// the progress notifications the apiserver asked for (RequestWatchProgress) and got
+	if bookmarks := m.Sum("etcd_bookmark_total", cm); bookmarks == 0 {
+		s.t.Errorf("no progress notification (etcd_bookmark_total) received for configmaps")
 	}
 	if fromCache < 10 {
 		s.t.Errorf("apiserver_cache_list_total of configmaps %g: lists not served by the watch cache", fromCache)

@@ -19,7 +19,15 @@ const ns = "scenario"
 // etcdClient is a client of the store itself, for looking at what the apiserver wrote.
 func etcdClient(t testing.TB, store *harness.Store) *clientv3.Client {
 	t.Helper()
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{store.Endpoint()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	cfg := clientv3.Config{Endpoints: []string{store.Endpoint()}, DialTimeout: 5 * time.Second, Logger: zap.NewNop()}
+	if store.TLS != nil {
+		tlsConfig, err := store.TLS.ClientConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.TLS = tlsConfig
+	}
+	c, err := clientv3.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

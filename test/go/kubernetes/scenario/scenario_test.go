@@ -69,7 +69,8 @@ type scenario struct {
 }
 
 func runScenario(t *testing.T, kind harness.StoreKind, obs observations) {
-	store := harness.StartStore(t, kind, harness.StoreOptions{})
+	// mutual TLS between the apiserver and the store, as kubeadm sets it up
+	store := harness.StartStore(t, kind, harness.StoreOptions{TLS: true})
 	// Events live 30 s (etcd leases of 31 s), so the run sees them expire.
 	api := harness.StartAPIServer(t, store, harness.APIServerOptions{EventTTL: "30s"})
 	harness.StartControllerManager(t, api)
@@ -84,6 +85,7 @@ func runScenario(t *testing.T, kind harness.StoreKind, obs observations) {
 		{"secrets", (*scenario).secrets},
 		{"raw-list-watch", (*scenario).rawListWatch},
 		{"crd", (*scenario).customResources},
+		{"large-objects", (*scenario).largeObjects},
 		{"deployment", (*scenario).deployment},
 		{"events", (*scenario).events},
 		{"cascading-deletion", (*scenario).cascadingDeletion},

@@ -74,9 +74,9 @@ func newCacherFixture(t *testing.T, opts ...cacherOption) *cacherFixture {
 	}
 	srv := startServer(t, harness.StoreOptions{})
 	f := &cacherFixture{
-		ctx:       context.Background(),
-		srv:       srv,
-		setup:     o,
+		ctx:   context.Background(),
+		srv:   srv,
+		setup: o,
 	}
 	f.etcdStore = f.newEtcd3Store(t)
 	f.start(t)
@@ -108,7 +108,7 @@ func (f *cacherFixture) start(t *testing.T) {
 			return obj.(*example.Pod).Spec.NodeName
 		}}
 		indexers = cache.Indexers{
-			"f:spec.nodeName":       func(obj any) ([]string, error) { return []string{obj.(*example.Pod).Spec.NodeName}, nil },
+			"f:spec.nodeName":      func(obj any) ([]string, error) { return []string{obj.(*example.Pod).Spec.NodeName}, nil },
 			"f:metadata.namespace": func(obj any) ([]string, error) { return []string{obj.(*example.Pod).Namespace}, nil },
 		}
 	}
@@ -242,8 +242,10 @@ func (c *currentDelegator) GuaranteedUpdate(ctx context.Context, key string, des
 	pre *storage.Preconditions, update storage.UpdateFunc, cached runtime.Object) error {
 	return c.get().GuaranteedUpdate(ctx, key, dest, ignoreNotFound, pre, update, cached)
 }
-func (c *currentDelegator) Stats(ctx context.Context) (storage.Stats, error) { return c.get().Stats(ctx) }
-func (c *currentDelegator) ReadinessCheck() error                          { return c.get().ReadinessCheck() }
+func (c *currentDelegator) Stats(ctx context.Context) (storage.Stats, error) {
+	return c.get().Stats(ctx)
+}
+func (c *currentDelegator) ReadinessCheck() error { return c.get().ReadinessCheck() }
 func (c *currentDelegator) RequestWatchProgress(ctx context.Context) error {
 	return c.get().RequestWatchProgress(ctx)
 }
