@@ -117,7 +117,8 @@ func TestStoreKilled(t *testing.T) {
 // stalled watches and catch them up (the second apiserver does not need to re-list); with the
 // first apiserver's compactor running every 5 s the stalled watches fall behind a compaction, are
 // cancelled with its revision, and the second apiserver re-lists. Either way the second
-// apiserver's cache and a client watching it end up with what a consistent list shows.
+// apiserver's cache and a client watching it end up with what a consistent list shows. The store's
+// own gauge of slow watchers says when the stalled watches have fallen behind.
 func TestStalledWatchers(t *testing.T) {
 	for _, compaction := range []bool{false, true} {
 		name := "without compaction"
@@ -149,15 +150,17 @@ func stalledWatchers(t *testing.T, kind harness.StoreKind, compaction bool) {
 	}
 	initsBefore := cacheInits()
 
-	// 64 KiB values: far more than the sockets and the store's per-stream buffer hold
 	writes := startLoad(t, writer, ns, 2, 0, 64<<10)
 	writes.waitAcked(t, 50, time.Minute)
 	stalled.Process().Signal(syscall.SIGSTOP)
 	stoppedAt := revision(t, store)
+	// the writes fill the sockets and HTTP/2 windows to the stalled apiserver, then the store's
+	// own buffer: from then on the store counts its watches as slow (unsynced or victims)
+	lagging := waitSlowWatchers(t, store, 3*time.Minute)
 	if compaction {
-		waitCompacted(t, store, stoppedAt+1, time.Minute)
+		waitCompacted(t, store, lagging+1, 2*time.Minute)
 	} else {
-		time.Sleep(15 * time.Second)
+		time.Sleep(5 * time.Second)
 	}
 	writes.finish()
 	stalled.Process().Signal(syscall.SIGCONT)
@@ -168,8 +171,8 @@ func stalledWatchers(t *testing.T, kind harness.StoreKind, compaction bool) {
 	watching.waitConsistent(t, 2*time.Minute)
 	relists := cacheInits() - initsBefore
 	acked, _ := writes.counts()
-	t.Logf("%s: %d writes (%d bytes each) while stalled from revision %d; the stalled apiserver's configmaps cache re-listed %g times",
-		kind, acked, 64<<10, stoppedAt, relists)
+	t.Logf("%s: %d writes of 64 KiB; stalled at revision %d, its watches slow from %d; the stalled apiserver's configmaps cache re-listed %g times",
+		kind, acked, stoppedAt, lagging, relists)
 	if !compaction && relists != 0 {
 		t.Errorf("the stalled apiserver re-listed configmaps %g times: its watch was dropped though nothing was compacted", relists)
 	}
@@ -187,6 +190,22 @@ func revision(t *testing.T, store *harness.Store) int64 {
 		t.Fatal(err)
 	}
 	return resp.Header.Revision
+}
+
+// waitSlowWatchers waits until the store reports slow watchers (etcd_debugging_mvcc_slow_watcher_total,
+// etcd's gauge of unsynced watchers and victims) and returns its revision at that moment.
+func waitSlowWatchers(t *testing.T, store *harness.Store, timeout time.Duration) int64 {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if store.Metrics(t).Sum("etcd_debugging_mvcc_slow_watcher_total", nil) > 0 {
+			return revision(t, store)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no slow watcher on the store within %v of the apiserver's stop", timeout)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
 }
 
 // waitCompacted waits until the apiserver's compactor has compacted at `rev` or later: it records
