@@ -81,5 +81,6 @@ for suite in ${suites//,/ }; do
   esac
 done
 
-(cd "$here" && "$KUBE_TEST_BIN/summarize" -known known-failures.txt "${streams[@]}") || status=$?
+# totals for .ci/run: "<passed> <failed> <skipped or known>" in $KUBE_COUNTS (default: in the logs)
+(cd "$here" && "$KUBE_TEST_BIN/summarize" -known known-failures.txt -counts "${KUBE_COUNTS:-$logs/counts.txt}" "${streams[@]}") || status=$?
 exit "$status"

@@ -103,26 +103,44 @@ func (s *Store) start(t testing.TB) {
 	s.proc.WaitFor(t, 60*time.Second, "a healthy /health", s.healthy)
 }
 
-// healthy asks GET /health on the client URL (both servers serve it there).
-func (s *Store) healthy() error {
-	c := http.Client{Timeout: 2 * time.Second}
+// get GETs a path of the client URL (both servers serve /health and /metrics there).
+func (s *Store) get(path string) (int, string, error) {
+	c := http.Client{Timeout: 5 * time.Second}
 	if s.TLS != nil {
 		cfg, err := s.TLS.ClientConfig()
 		if err != nil {
-			return err
+			return 0, "", err
 		}
 		c.Transport = &http.Transport{TLSClientConfig: cfg}
 	}
-	resp, err := c.Get(s.Endpoint() + "/health")
+	resp, err := c.Get(s.Endpoint() + path)
+	if err != nil {
+		return 0, "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+func (s *Store) healthy() error {
+	code, body, err := s.get("/health")
 	if err != nil {
 		return err
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != 200 || !strings.Contains(string(body), `"true"`) {
-		return fmt.Errorf("/health: %d %s", resp.StatusCode, body)
+	if code != 200 || !strings.Contains(body, `"true"`) {
+		return fmt.Errorf("/health: %d %s", code, body)
 	}
 	return nil
+}
+
+// Metrics scrapes the store's /metrics.
+func (s *Store) Metrics(t testing.TB) Metrics {
+	t.Helper()
+	code, body, err := s.get("/metrics")
+	if err != nil || code != 200 {
+		t.Fatalf("%s /metrics: %d %v", s.Kind, code, err)
+	}
+	return ParseMetrics(body)
 }
 
 // Kill ends the server with SIGKILL (no graceful stop, no flush beyond what it acknowledged).

@@ -2,12 +2,13 @@
 // tests passed, failed and were skipped, then exits 1 if any test failed that is not a known
 // failure of that stream.
 //
-//	summarize [-known file] name=path.json ...
+//	summarize [-known file] [-counts file] name=path.json ...
 //
 // A known-failures file holds lines "<stream> <regexp on the test name> <reason>", separated by
 // whitespace (the regexp has none: go test writes a subtest's spaces as _; '#' starts a comment). Only tests that failed without a failed subtest count (a parent fails when a
 // child does); each known failure that occurred is printed with its reason, and a known failure
 // that no longer occurs is reported (so the list does not go stale) without failing the run.
+// -counts writes "<passed> <unexpected failures> <skipped and known failures>" over all streams.
 package main
 
 import (
@@ -36,36 +37,45 @@ type known struct {
 
 func main() {
 	knownPath := flag.String("known", "", "known-failures file")
+	countsPath := flag.String("counts", "", "where to write the totals")
 	flag.Parse()
 	knowns, err := readKnown(*knownPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "summarize:", err)
 		os.Exit(2)
 	}
-	unexpected := 0
+	var total totals
 	for _, arg := range flag.Args() {
 		name, path, ok := strings.Cut(arg, "=")
 		if !ok {
 			fmt.Fprintf(os.Stderr, "summarize: %q is not name=path\n", arg)
 			os.Exit(2)
 		}
-		n, err := summarize(name, path, knowns)
-		if err != nil {
+		if err := summarize(name, path, knowns, &total); err != nil {
 			fmt.Fprintln(os.Stderr, "summarize:", err)
 			os.Exit(2)
 		}
-		unexpected += n
 	}
 	for _, k := range knowns {
 		if !k.seen && streamListed(k.stream, flag.Args()) {
 			fmt.Printf("note: known failure %s %s did not occur (remove it?)\n", k.stream, k.re)
 		}
 	}
-	if unexpected > 0 {
-		fmt.Printf("%d unexpected failures\n", unexpected)
+	if *countsPath != "" {
+		counts := fmt.Sprintf("%d %d %d\n", total.passed, total.unexpected, total.skipped+total.known)
+		if err := os.WriteFile(*countsPath, []byte(counts), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "summarize:", err)
+			os.Exit(2)
+		}
+	}
+	if total.unexpected > 0 {
+		fmt.Printf("%d unexpected failures\n", total.unexpected)
 		os.Exit(1)
 	}
 }
+
+// totals count leaf tests (those without subtests) over every stream.
+type totals struct{ passed, unexpected, known, skipped int }
 
 func streamListed(stream string, args []string) bool {
 	for _, a := range args {
@@ -103,11 +113,11 @@ func readKnown(path string) ([]*known, error) {
 	return out, nil
 }
 
-// summarize prints one stream's counts and failures; returns the number of unexpected failures.
-func summarize(name, path string, knowns []*known) (int, error) {
+// summarize prints one stream's counts and failures and adds them to `total`.
+func summarize(name, path string, knowns []*known, total *totals) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer f.Close()
 	results := map[string]string{}
@@ -124,26 +134,32 @@ func summarize(name, path string, knowns []*known) (int, error) {
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return err
 	}
 	counts := map[string]int{}
 	var failed []string
 	for test, result := range results {
 		counts[result]++
-		if result == "fail" && !hasFailedChild(test, results) {
+		leaf := !hasChild(test, results)
+		switch {
+		case result == "fail" && !hasFailedChild(test, results):
 			failed = append(failed, test)
+		case result == "pass" && leaf:
+			total.passed++
+		case result == "skip" && leaf:
+			total.skipped++
 		}
 	}
 	sort.Strings(failed)
 	fmt.Printf("%s: %d passed, %d failed, %d skipped (subtests included)\n", name, counts["pass"], counts["fail"], counts["skip"])
-	unexpected := 0
 	for _, test := range failed {
 		if k := match(name, test, knowns); k != nil {
 			k.seen = true
 			k.tests = append(k.tests, test)
+			total.known++
 			continue
 		}
-		unexpected++
+		total.unexpected++
 		fmt.Printf("  FAILED %s\n", test)
 	}
 	for _, k := range knowns {
@@ -153,9 +169,18 @@ func summarize(name, path string, knowns []*known) (int, error) {
 	}
 	if len(results) == 0 {
 		fmt.Printf("  no test ran\n")
-		unexpected++
+		total.unexpected++
 	}
-	return unexpected, nil
+	return nil
+}
+
+func hasChild(test string, results map[string]string) bool {
+	for other := range results {
+		if strings.HasPrefix(other, test+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func hasFailedChild(test string, results map[string]string) bool {
