@@ -35,6 +35,7 @@ import {
   parseClientUrl,
   parseGoDuration,
   parseMetricsUrl,
+  parsePeerUrl,
   type ServerConfig
 } from "./config.js"
 import { makeCallRunner } from "./grpc-bridge.js"
@@ -104,6 +105,10 @@ export const layerServer = (
         const a = parseClientUrl(url)
         if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
       }
+      for (const url of config.advertisePeerUrls) {
+        const a = parsePeerUrl(url)
+        if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
+      }
       const metricsAddrs: Array<ListenAddress> = []
       for (const url of config.listenMetricsUrls) {
         const a = parseMetricsUrl(url)
@@ -129,7 +134,12 @@ export const layerServer = (
       yield* Effect.addFinalizer(() => server.close(Duration.seconds(1)))
 
       const advertised: Array<string> = []
-      const member: MemberInfo = { identity, name: config.name, clientUrls: advertised, peerUrls: [] }
+      const member: MemberInfo = {
+        identity,
+        name: config.name,
+        clientUrls: advertised,
+        peerUrls: config.advertisePeerUrls
+      }
       const alarms = makeAlarms(backend)
       const quota = makeQuota(
         backend,
@@ -215,15 +225,22 @@ export const layerServer = (
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
       const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs, tlsSource)
+      // what etcd logs at start-up (embed/serve.go, embed/etcd.go): ready, then each URL served
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,
-          endpoints,
-          ...(metricsUrls.length === 0 ? {} : { metricsUrls }),
           memberId: identity.memberId.toString(16),
           clusterId: identity.clusterId.toString(16)
         })
       )
+      for (const [i, addr] of addrs.entries()) {
+        const message = addr.https
+          ? "serving client traffic securely"
+          : "serving client traffic insecurely; this is strongly discouraged!"
+        yield* Effect.logInfo(message).pipe(Effect.annotateLogs({ address: boundUrl(addr, ports[i]!) }))
+      }
+      for (const url of metricsUrls)
+        yield* Effect.logInfo("serving metrics").pipe(Effect.annotateLogs({ address: url }))
 
       return {
         name: config.name,
