@@ -40,10 +40,11 @@ export const runApiserver = (p: ParsedRun): Effect.Effect<void, unknown> => {
       tlsPrivateKeyFile: orNone(flags["tls-private-key-file"])
     })
     yield* Console.log(`etcd-effect apiserver: serving on ${running.url}`)
+    const endpoints = running.etcdEndpoints.join(",")
     yield* Console.log(
       etcdServers.length === 0
-        ? `etcd-effect apiserver: embedded etcd serving on ${running.etcdEndpoints.join(",")} (etcdctl --endpoints ${running.etcdEndpoints.join(",")})`
-        : `etcd-effect apiserver: using etcd at ${running.etcdEndpoints.join(",")}`
+        ? `etcd-effect apiserver: embedded etcd serving on ${running.etcdEndpoints.map((e) => `http://${e}`).join(",")} (etcdctl --endpoints=${endpoints})`
+        : `etcd-effect apiserver: using etcd at ${endpoints}`
     )
     return yield* Effect.never
   }).pipe(
