@@ -58,7 +58,7 @@ describe("starting the servers", () => {
   }, 300_000)
 
   it("npm start says where it serves clients and metrics, and SIGTERM to npm stops the server", async () => {
-    const [client, metrics] = await freePorts(2)
+    const [client, metrics] = (await freePorts(2)) as [number, number]
     const dir = tempDir()
     dirs.push(dir)
     const npm = start("npm", [
