@@ -189,7 +189,8 @@ export const layerServer = (
         maxRequestBytes: config.maxRequestBytes + GRPC_OVERHEAD_BYTES
       })
       const http1 = yield* makeClientHttpServer(gateway, http.handler)
-      const acceptGrpc = server.listen()
+      // HTTP/2 requests that are not gRPC go to the same HTTP handlers (etcd's mux)
+      const acceptGrpc = server.listen(http1.handle)
 
       const endpoints: Array<string> = []
       const ports: Array<number> = []
@@ -212,12 +213,14 @@ export const layerServer = (
       else addrs.forEach((a, i) => advertised.push(boundUrl(a, ports[i]!)))
 
       // Runs first at scope close: stop listening, then end the calls (see the module comment).
+      let served = false
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           for (const listener of listeners) listener.close()
         }).pipe(
           Effect.zipRight(runner.shutdown(config.shutdownGrace)),
-          Effect.zipRight(Effect.logInfo("server stopped"))
+          // a start-up that failed says only why (one line), not that it stopped
+          Effect.zipRight(served ? Effect.logInfo("server stopped") : Effect.void)
         )
       )
 
@@ -241,6 +244,7 @@ export const layerServer = (
       }
       for (const url of metricsUrls)
         yield* Effect.logInfo("serving metrics").pipe(Effect.annotateLogs({ address: url }))
+      served = true
 
       return {
         name: config.name,
