@@ -25,6 +25,7 @@ import * as net from "node:net"
 import * as path from "node:path"
 import { Effect, type Scope } from "effect"
 import { BackendError } from "./backend.js"
+import { makeDirs } from "./make-dirs.js"
 
 export const MARKER_FILE = "etcd-effect.version"
 export const MARKER_CONTENT = "etcd-effect data dir, layout 2\n"
@@ -57,8 +58,21 @@ const fail = (reason: BackendError["reason"], message: string, cause?: unknown) 
 const errCode = (e: unknown): string | undefined =>
   typeof e === "object" && e !== null && "code" in e ? String((e as { code: unknown }).code) : undefined
 
-const unreadable = (dir: string, e: unknown) =>
-  fail("Unreadable", `data dir ${dir} is not accessible: ${errCode(e) ?? String(e)}`, e)
+/** what the system calls these errors (Go prints them so; node's code alone says little) */
+const ERRNO_TEXT: Readonly<Record<string, string>> = {
+  ENOENT: "no such file or directory",
+  EACCES: "permission denied",
+  EPERM: "operation not permitted",
+  EROFS: "read-only file system",
+  ENOTDIR: "not a directory",
+  ENOSPC: "no space left on device"
+}
+
+const unreadable = (dir: string, e: unknown) => {
+  const code = errCode(e)
+  const text = code === undefined ? String(e) : ERRNO_TEXT[code] === undefined ? code : `${code} (${ERRNO_TEXT[code]})`
+  return fail("Unreadable", `data dir ${dir} is not accessible: ${text}`, e)
+}
 
 /** Syncs a directory so a file just created or renamed in it survives a power loss. */
 export const fsyncDir = (dir: string): void => {
@@ -101,7 +115,7 @@ const inspect = (dir: string): { fresh: boolean; upgrade: boolean } => {
   } catch (e) {
     if (errCode(e) !== "ENOENT") throw unreadable(dir, e)
     try {
-      fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+      makeDirs(dir, 0o700)
       fsyncDir(path.dirname(dir))
     } catch (e2) {
       throw unreadable(dir, e2)
@@ -282,7 +296,7 @@ export const openDataDir = (
     const snapDir = path.join(memberDir, "snap")
     yield* Effect.try({
       try: () => {
-        fs.mkdirSync(snapDir, { recursive: true, mode: 0o700 })
+        makeDirs(snapDir, 0o700)
         probeWritable(snapDir)
       },
       catch: (e) => unreadable(dir, e)

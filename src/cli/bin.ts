@@ -1,40 +1,55 @@
 #!/usr/bin/env node
 /**
- * The `etcd-effect` bin (dist/cli/main.js after `npm run bundle`): the same program (main.ts)
- * built twice, and a lean path in front of it.
+ * The `etcd-effect` bin (dist/cli/main.js after `npm run bundle`). It reads the command line with
+ * the table (flags/parse.ts) itself, so help, `version` and every flag error are answered here
+ * without loading anything else, and then runs the command where it starts fastest:
  *
- * - `--help`, `get`, `put`, `del` and `watch` on one plain-text endpoint run on the lean path
- *   (lean/index.ts, bundled into this file): no effect, @effect/cli, grpc-js or protobufjs.
- * - The other client commands (and whatever the lean path leaves over) run from one CommonJS
- *   script with a V8 code cache (compile-cache.ts): their start-up is mostly compiling, and
- *   Node 20 caches no ES module code.
- * - `serve`, `apiserver` and `bench` run from the ES module build, split into chunks loaded on
- *   use: a long-running server keeps only the code it loaded (idle memory) and the cache would
- *   not pay.
+ * - `get`, `put`, `del` and `watch` on one plain-text endpoint on the lean path (lean/index.ts,
+ *   bundled into this file): no effect, grpc-js or protobufjs.
+ * - The other client commands (and whatever the lean path leaves over) from one CommonJS script
+ *   with a V8 code cache (compile-cache.ts): their start-up is mostly compiling, and Node 20
+ *   caches no ES module code.
+ * - `serve`, `apiserver` and `bench` from the ES module build, split into chunks loaded on use: a
+ *   long-running server keeps only the code it loaded (idle memory) and the cache would not pay.
  */
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
 import { compileCacheDir, runCached } from "./compile-cache.js"
+import { helpText } from "./flags/help.js"
+import { parseCommandLine } from "./flags/parse.js"
+import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
 
 const here = dirname(fileURLToPath(import.meta.url))
-const longRunning = new Set(["serve", "apiserver", "bench"])
-/** the words the lean path may serve (lean/index.ts): only these load it */
-const leanWords = new Set(["--help", "get", "put", "del", "watch"])
 const args = process.argv.slice(2)
 
 // a function, not top-level await: the bundle is CommonJS (dist/cli/package.json), whose start is
 // cheaper than an ES module's
 const main = async (): Promise<void> => {
-  // any word naming one (even as an argument) takes the ES module build: both run any command alike
-  if (args.some((arg) => longRunning.has(arg))) {
+  const parsed = parseCommandLine(args, process.env)
+  if (parsed._tag === "error") {
+    for (const line of parsed.lines) console.error(line)
+    process.exitCode = parsed.exitCode
+    return
+  }
+  for (const w of parsed.warnings) console.error(`Warning: ${w}`)
+  if (parsed._tag === "help") {
+    process.stdout.write(`${parsed.note === undefined ? "" : `${parsed.note}\n`}${helpText(parsed.command)}`)
+    return
+  }
+  const runs = parsed.command.runs
+  if (runs === "builtin") {
+    process.stdout.write(`etcd-effect version: ${PROGRAM_VERSION}\nAPI version: ${API_VERSION}\n`)
+    return
+  }
+  if (runs === "server") {
     await import(pathToFileURL(join(here, "esm", "main.js")).href)
     return
   }
-  const rest = leanWords.has(args[0] ?? "") ? await (await import("./lean/index.js")).runLean(args, here) : args
+  const rest = runs === "lean" ? await (await import("./lean/index.js")).runLean(parsed, args) : args
   if (rest !== undefined) {
     process.argv = [...process.argv.slice(0, 2), ...rest]
-    // one cache per command word: `--help` first must not leave `get` a cache without the client
-    const { save } = runCached(join(here, "cjs", "main.cjs"), compileCacheDir(), rest[0] ?? "")
+    // one cache per command: `lease list` first must not leave `get` a cache without its code
+    const { save } = runCached(join(here, "cjs", "main.cjs"), compileCacheDir(), parsed.command.path.replace(" ", "-"))
     process.once("exit", save)
   }
 }

@@ -10,11 +10,12 @@
  * version, so a rebuilt bundle never meets the old bundle's bytecode. V8 itself only checks the
  * source's length. Any cache problem is silent: the script then compiles as usual.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { Script } from "node:vm"
+import { makeDirs } from "../backend/make-dirs.js"
 
 /** What happened to the cache on this run. */
 export type CacheState = "used" | "rejected" | "absent" | "off"
@@ -26,7 +27,7 @@ export const compileCacheDir = (base: string = tmpdir()): string | undefined => 
   const uid = process.getuid?.() ?? 0
   const dir = join(base, `etcd-effect-compile-cache-${uid}`)
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    makeDirs(dir, 0o700)
     const st = statSync(dir)
     return st.isDirectory() && st.uid === uid && (st.mode & 0o077) === 0 ? dir : undefined
   } catch {

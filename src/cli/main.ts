@@ -1,16 +1,19 @@
 #!/usr/bin/env node
 /**
- * The `etcd-effect` program. Start-up problems print one line on stderr and exit 1; SIGINT and
- * SIGTERM interrupt the main fiber, so every scope (server, store, backend) closes in order.
+ * The `etcd-effect` program (the bin, bin.ts, runs it for what its lean path leaves): the command
+ * line read with the table (flags/), then the command's Effect. Start-up problems print one line
+ * on stderr and exit 1; SIGINT and SIGTERM interrupt the main fiber, so every scope (server,
+ * store, backend) closes in order.
  */
-import { Command, ValidationError } from "@effect/cli"
 // Submodules, not the package index: the index loads the HTTP stack too and doubles start-up time.
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { Cause, Console, Effect } from "effect"
+import { parseCommandLine, type ParsedRun } from "./flags/parse.js"
+import { helpText } from "./flags/help.js"
 import { clientCommands } from "./commands/index.js"
-import { apiserver } from "./apiserver.js"
-import { serve } from "./serve.js"
+import { runApiserver } from "./apiserver.js"
+import { runServe } from "./serve.js"
+import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
 
 // grpc-js gives TLS the endpoint as server name even when it is an IP address, and Node then
 // warns (DEP0123) on every TLS connection; etcdctl prints nothing of the kind. Only that one
@@ -23,13 +26,6 @@ process.emitWarning = ((...args: Array<unknown>) => {
   emitWarning(...args)
 }) as typeof process.emitWarning
 
-const root = Command.make("etcd-effect").pipe(
-  Command.withDescription("etcd's v3 API and watch, on Effect"),
-  Command.withSubcommands([serve, apiserver, ...clientCommands])
-)
-
-const cli = Command.run(root, { name: "etcd-effect", version: "0.1.0" })
-
 const describe = (error: unknown): string => {
   if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
     return error.message
@@ -37,14 +33,40 @@ const describe = (error: unknown): string => {
   return String(error)
 }
 
-cli(process.argv).pipe(
-  // @effect/cli has already printed its own validation errors; everything else gets one line.
+const commands: Readonly<Record<string, (p: ParsedRun) => Effect.Effect<void, unknown>>> = {
+  ...clientCommands,
+  serve: runServe,
+  apiserver: runApiserver
+}
+
+/** What the command line asks for, as one Effect (the bin has printed warnings already). */
+const program = (): Effect.Effect<void, unknown> => {
+  const parsed = parseCommandLine(process.argv.slice(2), process.env)
+  switch (parsed._tag) {
+    case "error":
+      return Effect.sync(() => {
+        for (const line of parsed.lines) console.error(line)
+        process.exitCode = parsed.exitCode
+      })
+    case "help":
+      return Effect.sync(() => {
+        process.stdout.write(`${parsed.note === undefined ? "" : `${parsed.note}\n`}${helpText(parsed.command)}`)
+      })
+    case "run": {
+      if (parsed.command.path === "version") {
+        return Console.log(`etcd-effect version: ${PROGRAM_VERSION}\nAPI version: ${API_VERSION}`)
+      }
+      const run = commands[parsed.command.path]
+      return run === undefined ? Effect.dieMessage(`no handler for ${parsed.command.path}`) : run(parsed)
+    }
+  }
+}
+
+program().pipe(
   Effect.tapErrorCause((cause) => {
-    const failure = Cause.failureOption(cause)
-    if (failure._tag === "Some" && ValidationError.isValidationError(failure.value)) return Effect.void
     if (Cause.isInterruptedOnly(cause)) return Effect.void
+    const failure = Cause.failureOption(cause)
     return Console.error(`etcd-effect: ${failure._tag === "Some" ? describe(failure.value) : Cause.pretty(cause)}`)
   }),
-  Effect.provide(NodeContext.layer),
   NodeRuntime.runMain({ disableErrorReporting: true, disablePrettyLogger: true })
 )

@@ -39,6 +39,10 @@ export interface LeanGetOptions extends RangeOptions {
   readonly limit: bigint
   readonly keysOnly: boolean
   readonly countOnly: boolean
+  readonly serializable?: boolean | undefined
+  /** RangeRequest.SortOrder and SortTarget as numbers (NONE/KEY: 0) */
+  readonly sortOrder?: number | undefined
+  readonly sortTarget?: number | undefined
 }
 
 /** RangeRequest, framed */
@@ -49,18 +53,27 @@ export const encodeRange = (key: string, o: LeanGetOptions): Buffer => {
   bytesField(w, 2, r.rangeEnd)
   intField(w, 3, o.limit)
   intField(w, 4, o.revision)
+  intField(w, 5, BigInt(o.sortOrder ?? 0))
+  intField(w, 6, BigInt(o.sortTarget ?? 0))
+  boolField(w, 7, o.serializable === true)
   boolField(w, 8, o.keysOnly)
   boolField(w, 9, o.countOnly)
   return grpcFrame(w.finish())
 }
 
 /** PutRequest, framed; the value is written even when empty (a put of "" stores ""). */
-export const encodePut = (key: string, value: string, o: { lease: bigint; prevKv: boolean }): Buffer => {
+export const encodePut = (
+  key: string,
+  value: string,
+  o: { lease: bigint; prevKv: boolean; ignoreValue?: boolean; ignoreLease?: boolean }
+): Buffer => {
   const w = new Writer()
   bytesField(w, 1, toBytes(key))
   w.lengthDelimited(2, toBytes(value))
   intField(w, 3, o.lease)
   boolField(w, 4, o.prevKv)
+  boolField(w, 5, o.ignoreValue === true)
+  boolField(w, 6, o.ignoreLease === true)
   return grpcFrame(w.finish())
 }
 

@@ -1,7 +1,8 @@
 /**
- * The HTTP/1 side of the client port (cmux.ts hands it the connections that are not HTTP/2):
- * the JSON gateway under /v3/ and /v3beta/, and etcd's /metrics, /health, /livez, /readyz and
- * /version for everything else.
+ * The HTTP side of the client port: the connections cmux.ts finds are not HTTP/2 (`accept`), and
+ * the HTTP/2 requests that are not gRPC (`handle`: the gRPC transport passes them on, as etcd's
+ * mux does): the JSON gateway under /v3/ and /v3beta/, and etcd's /metrics, /health, /livez,
+ * /readyz and /version for everything else.
  *
  * etcd wraps its client mux in a CORS handler whose default (--cors "*") allows any origin: every
  * response carries the Access-Control-Allow-* headers and OPTIONS answers 200 with no body.
@@ -25,6 +26,8 @@ const CORS_HEADERS: ReadonlyArray<readonly [string, string]> = [
 export interface ClientHttpServer {
   /** takes over an HTTP/1 connection (cmux's http1 handler) */
   readonly accept: (socket: Duplex) => void
+  /** answers one request (an HTTP/2 one from the gRPC transport) */
+  readonly handle: RequestHandler
 }
 
 export const makeClientHttpServer = (
@@ -34,14 +37,15 @@ export const makeClientHttpServer = (
   Effect.acquireRelease(
     Effect.sync(() => {
       const sockets = new Set<Duplex>()
-      const server = Http.createServer((req, res) => {
+      const handle: RequestHandler = (req, res) => {
         for (const [name, value] of CORS_HEADERS) res.setHeader(name, value)
         if (req.method === "OPTIONS") {
           res.writeHead(200, { "content-length": 0 })
           return res.end()
         }
         gateway(req, res, () => endpoints(req, res))
-      })
+      }
+      const server = Http.createServer(handle)
       // malformed HTTP: a 400 and close, as Go's server does; never an error out of the process
       server.on("clientError", (_e, socket) => {
         if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n")
@@ -50,6 +54,7 @@ export const makeClientHttpServer = (
       return {
         server,
         sockets,
+        handle,
         accept: (socket: Duplex) => {
           sockets.add(socket)
           socket.once("close", () => sockets.delete(socket))
@@ -73,4 +78,4 @@ export const makeClientHttpServer = (
           force.unref()
         }
       })
-  ).pipe(Effect.map(({ accept }) => ({ accept })))
+  ).pipe(Effect.map(({ accept, handle }) => ({ accept, handle })))

@@ -25,6 +25,11 @@ export interface ServerConfig {
   readonly listenMetricsUrls: ReadonlyArray<string>
   /** --advertise-client-urls; empty: the listen URLs with their bound ports */
   readonly advertiseClientUrls: ReadonlyArray<string>
+  /**
+   * --initial-advertise-peer-urls: the peer URLs MemberList reports (etcd always reports some;
+   * there is no peer port here, one member is its own cluster)
+   */
+  readonly advertisePeerUrls: ReadonlyArray<string>
   /** --max-request-bytes */
   readonly maxRequestBytes: number
   /** --max-txn-ops: operations in one txn (each branch and the compares), nested ones included */
@@ -85,6 +90,9 @@ export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
 export const MIN_PROGRESS_NOTIFY_INTERVAL = Duration.millis(100)
 
 export const DEFAULT_CLIENT_URL = "http://127.0.0.1:2379"
+/** etcd's default --initial-advertise-peer-urls */
+export const DEFAULT_PEER_URL = "http://localhost:2380"
+
 /** etcd's usual metrics port, for --listen-metrics-urls (which is empty by default, as etcd's) */
 export const DEFAULT_METRICS_URL = "http://127.0.0.1:2381"
 
@@ -94,6 +102,7 @@ export const defaultServerConfig: ServerConfig = {
   listenClientUrls: [DEFAULT_CLIENT_URL],
   listenMetricsUrls: [],
   advertiseClientUrls: [],
+  advertisePeerUrls: [DEFAULT_PEER_URL],
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   maxTxnOps: DEFAULT_MAX_TXN_OPS,
   quotaBackendBytes: 0,
@@ -163,7 +172,7 @@ export interface ListenAddress {
 
 /** Parses a listen URL (http or https); error text for one line on stderr. */
 const parseListenUrl =
-  (kind: "client" | "metrics") =>
+  (kind: "client" | "metrics" | "peer") =>
   (url: string): ListenAddress | string => {
     let u: URL
     try {
@@ -184,6 +193,9 @@ export const parseClientUrl = parseListenUrl("client")
 
 /** Parses a metrics URL (--listen-metrics-urls). */
 export const parseMetricsUrl = parseListenUrl("metrics")
+
+/** Parses a peer URL (--initial-advertise-peer-urls). */
+export const parsePeerUrl = parseListenUrl("peer")
 
 /**
  * --auto-compaction-mode/--auto-compaction-retention as etcd reads them: periodic retention is an

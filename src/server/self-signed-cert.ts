@@ -10,6 +10,7 @@ import * as crypto from "node:crypto"
 import * as fs from "node:fs"
 import { isIP } from "node:net"
 import * as path from "node:path"
+import { makeDirs } from "../backend/make-dirs.js"
 
 const tlv = (tag: number, body: Uint8Array): Buffer => {
   const n = body.length
@@ -101,7 +102,7 @@ export const selfCert = (dir: string, hosts: ReadonlyArray<string>): { certFile:
   const certFile = path.join(dir, "cert.pem")
   const keyFile = path.join(dir, "key.pem")
   if (fs.existsSync(certFile) && fs.existsSync(keyFile)) return { certFile, keyFile }
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 })
+  makeDirs(dir, 0o700)
   const { cert, key } = makeSelfSignedCert(hosts)
   fs.writeFileSync(keyFile, key, { mode: 0o600 })
   fs.writeFileSync(certFile, cert, { mode: 0o600 })

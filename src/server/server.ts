@@ -35,6 +35,7 @@ import {
   parseClientUrl,
   parseGoDuration,
   parseMetricsUrl,
+  parsePeerUrl,
   type ServerConfig
 } from "./config.js"
 import { makeCallRunner } from "./grpc-bridge.js"
@@ -104,6 +105,10 @@ export const layerServer = (
         const a = parseClientUrl(url)
         if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
       }
+      for (const url of config.advertisePeerUrls) {
+        const a = parsePeerUrl(url)
+        if (typeof a === "string") return yield* new ServeError({ reason: "BadConfig", message: a })
+      }
       const metricsAddrs: Array<ListenAddress> = []
       for (const url of config.listenMetricsUrls) {
         const a = parseMetricsUrl(url)
@@ -129,7 +134,12 @@ export const layerServer = (
       yield* Effect.addFinalizer(() => server.close(Duration.seconds(1)))
 
       const advertised: Array<string> = []
-      const member: MemberInfo = { identity, name: config.name, clientUrls: advertised, peerUrls: [] }
+      const member: MemberInfo = {
+        identity,
+        name: config.name,
+        clientUrls: advertised,
+        peerUrls: config.advertisePeerUrls
+      }
       const alarms = makeAlarms(backend)
       const quota = makeQuota(
         backend,
@@ -179,7 +189,8 @@ export const layerServer = (
         maxRequestBytes: config.maxRequestBytes + GRPC_OVERHEAD_BYTES
       })
       const http1 = yield* makeClientHttpServer(gateway, http.handler)
-      const acceptGrpc = server.listen()
+      // HTTP/2 requests that are not gRPC go to the same HTTP handlers (etcd's mux)
+      const acceptGrpc = server.listen(http1.handle)
 
       const endpoints: Array<string> = []
       const ports: Array<number> = []
@@ -202,12 +213,14 @@ export const layerServer = (
       else addrs.forEach((a, i) => advertised.push(boundUrl(a, ports[i]!)))
 
       // Runs first at scope close: stop listening, then end the calls (see the module comment).
+      let served = false
       yield* Effect.addFinalizer(() =>
         Effect.sync(() => {
           for (const listener of listeners) listener.close()
         }).pipe(
           Effect.zipRight(runner.shutdown(config.shutdownGrace)),
-          Effect.zipRight(Effect.logInfo("server stopped"))
+          // a start-up that failed says only why (one line), not that it stopped
+          Effect.zipRight(served ? Effect.logInfo("server stopped") : Effect.void)
         )
       )
 
@@ -215,15 +228,23 @@ export const layerServer = (
         yield* Effect.forkScoped(runCompactor(store, config.autoCompaction))
       }
       const metricsUrls = metricsAddrs.length === 0 ? [] : yield* http.listen(metricsAddrs, tlsSource)
+      // what etcd logs at start-up (embed/serve.go, embed/etcd.go): ready, then each URL served
       yield* Effect.logInfo("ready to serve client requests").pipe(
         Effect.annotateLogs({
           name: config.name,
-          endpoints,
-          ...(metricsUrls.length === 0 ? {} : { metricsUrls }),
           memberId: identity.memberId.toString(16),
           clusterId: identity.clusterId.toString(16)
         })
       )
+      for (const [i, addr] of addrs.entries()) {
+        const message = addr.https
+          ? "serving client traffic securely"
+          : "serving client traffic insecurely; this is strongly discouraged!"
+        yield* Effect.logInfo(message).pipe(Effect.annotateLogs({ address: boundUrl(addr, ports[i]!) }))
+      }
+      for (const url of metricsUrls)
+        yield* Effect.logInfo("serving metrics").pipe(Effect.annotateLogs({ address: url }))
+      served = true
 
       return {
         name: config.name,

@@ -1,5 +1,5 @@
 /**
- * One home per purpose (README, "Layout"): the product's code lives in src/ (the load generator of
+ * One home per purpose (docs/architecture.md, "Where the code is"): the product's code lives in src/ (the load generator of
  * `etcd-effect bench` is src/bench/), the repository's benchmark harness in benchmarks/. The
  * harness may import the product, never the other way, and nothing else holds benchmarks.
  */

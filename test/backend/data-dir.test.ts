@@ -154,7 +154,11 @@ describe("data dir", () => {
         // root passes every permission check, so ask as nobody: the dir is root's and 0700.
         fs.chmodSync(root, 0o755)
         const r = yield* Effect.promise(() => childTryOpen([dir], { uid: 65534, gid: 65534 }))
-        expect(r).toEqual({ ok: false, reason: "Unreadable", message: `data dir ${dir} is not accessible: EACCES` })
+        expect(r).toEqual({
+          ok: false,
+          reason: "Unreadable",
+          message: `data dir ${dir} is not accessible: EACCES (permission denied)`
+        })
       } else {
         fs.chmodSync(dir, 0o000)
         const e = yield* tryOpen(dir)

@@ -92,7 +92,7 @@ describe("etcd-effect serve (process)", () => {
     }
   })
 
-  it("SIGTERM: ends open streams with Unavailable, exits 0 quietly; data, ids and a new term after restart", async () => {
+  it("SIGTERM: ends open streams with Unavailable, exits 0 saying no more than etcd; data, ids and a new term after restart", async () => {
     const dataDir = dir()
     const p = await start({ dataDir })
     const kv = rawClient("KV", p.endpoint)
@@ -111,7 +111,17 @@ describe("etcd-effect serve (process)", () => {
     // a stop that hung on the open stream would run into the test's timeout
     const code = await p.kill("SIGTERM")
     expect(code).toBe(0)
-    expect(p.stderr).toBe("")
+    // at the default log level: what etcd says at start-up (ready, the URL it serves), and the stop
+    const messages = p.stderr
+      .trim()
+      .split("\n")
+      .map((l) => /message="([^"]*)"/.exec(l)?.[1] ?? l)
+    expect(messages).toEqual([
+      "ready to serve client requests",
+      "serving client traffic insecurely; this is strongly discouraged!",
+      "server stopped"
+    ])
+    expect(p.stderr).toContain(`address=http://127.0.0.1:${p.port}\n`)
     // the client learns of the end from the socket, after the exit: wait for it
     while (w.error === undefined && !w.ended) await sleep(10)
     expect(w.error?.code).toBe(14)
@@ -152,6 +162,8 @@ describe("etcd-effect serve (process)", () => {
       const list = await call(cluster, "MemberList", {})
       expect(list.members[0].name).toBe("from-env")
       expect(list.members[0].clientURLs).toEqual(["http://advertised.example:2379"])
+      // etcd's default --initial-advertise-peer-urls
+      expect(list.members[0].peerURLs).toEqual(["http://localhost:2380"])
       const big = await unaryCall(kv, "Put", { key: b("big"), value: Buffer.alloc(5000) })
       expect(big).toEqual({ ok: false, code: 3, details: "etcdserver: request is too large" })
     } finally {
@@ -164,7 +176,7 @@ describe("etcd-effect serve (process)", () => {
 
   it("start-up errors: one line on stderr, exit code 1 (port in use, locked data dir, bad flag values)", async () => {
     // (the other start-up checks run in-process in serve-errors.test.ts; these cover the program's
-    // plumbing: store and server errors, and @effect/cli's own parse errors)
+    // plumbing: store and server errors, and the command line's parse errors, as etcd words them)
     const blocker = net.createServer()
     await new Promise<void>((resolve) => blocker.listen(0, "127.0.0.1", () => resolve()))
     const busyPort = (blocker.address() as net.AddressInfo).port
@@ -176,6 +188,12 @@ describe("etcd-effect serve (process)", () => {
       failing(["--experimental-watch-progress-notify-interval", "10x"]),
       failing(["--max-request-bytes", "lots"])
     ])
+    const [badMode, unknownFlag] = await Promise.all([
+      failing(["--auto-compaction-mode", "weird"]),
+      failing(["--quota-backend-byte", "1"])
+    ])
+    // Node 20's recursive mkdir loops for ever (signals included) on a path /proc refuses
+    const proc = await failing([], { dataDir: "/proc/etcd-effect-test" })
     blocker.close()
     await owner.kill("SIGTERM")
     expect(inUse.code).toBe(1)
@@ -185,11 +203,18 @@ describe("etcd-effect serve (process)", () => {
     expect(locked.stderr).toMatch(/^etcd-effect: .*(lock|in use|held)/i)
     expect(badDuration).toMatchObject({
       code: 1,
-      stderr: 'etcd-effect: invalid --experimental-watch-progress-notify-interval "10x"\n'
+      stderr: 'Error: invalid value "10x" for flag --experimental-watch-progress-notify-interval: parse error\n'
     })
-    // @effect/cli reports its own parse errors (message, then a blank line)
-    expect(badInt.code).toBe(1)
-    expect(badInt.stderr.split("\n")[0]).toMatch(/lots/)
+    expect(badInt).toMatchObject({
+      code: 1,
+      stderr: 'Error: invalid value "lots" for flag --max-request-bytes: parse error\n'
+    })
+    expect(badMode).toMatchObject({ code: 1, stderr: 'Error: unknown auto-compaction-mode "weird"\n' })
+    expect(unknownFlag).toMatchObject({ code: 1, stderr: "Error: unknown flag: --quota-backend-byte\n" })
+    expect(proc).toMatchObject({
+      code: 1,
+      stderr: "etcd-effect: data dir /proc/etcd-effect-test is not accessible: ENOENT (no such file or directory)\n"
+    })
   })
 })
 

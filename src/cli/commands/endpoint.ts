@@ -1,10 +1,12 @@
 /**
  * `endpoint status`: Maintenance.Status of each endpoint, one client per endpoint (as etcdctl).
  */
-import { Command } from "@effect/cli"
 import { Effect } from "effect"
 import type { StatusResult } from "../../client/index.js"
-import { globalOptions, type GlobalOptions, withClient } from "./global.js"
+import type { ParsedRun } from "../flags/parse.js"
+import { usage, withClient } from "./global.js"
+import { checked } from "./kv.js"
+import { UsageError } from "./usage.js"
 import { headerJson, humanBytes, json, write } from "./output.js"
 
 const statusJson = (s: StatusResult) => {
@@ -37,15 +39,14 @@ const statusLine = (endpoint: string, s: StatusResult) =>
     s.errors.join(", ")
   ].join(", ")
 
-const status = Command.make("status", { ...globalOptions }, (o: GlobalOptions) => {
-  const endpoints = o.endpoints
-    .split(",")
-    .map((e) => e.trim())
-    .filter((e) => e !== "")
+export const runEndpointStatus = (p: ParsedRun): Effect.Effect<void> => {
+  const c = checked(undefined, p)
+  if (c instanceof UsageError) return usage(c)
+  const o = c.settings
   const results: Array<{ Endpoint: string; Status: Record<string, unknown> }> = []
-  return Effect.forEach(endpoints, (endpoint) =>
-    withClient({ ...o, endpoints: endpoint }, (c) =>
-      Effect.map(c.maintenance.status(), (s) => {
+  return Effect.forEach(o.endpoints, (endpoint) =>
+    withClient({ ...o, endpoints: [endpoint] }, (client) =>
+      Effect.map(client.maintenance.status(), (s) => {
         if (o.writeOut === "json") results.push({ Endpoint: endpoint, Status: statusJson(s) })
         else write(`${statusLine(endpoint, s)}\n`)
       })
@@ -57,9 +58,4 @@ const status = Command.make("status", { ...globalOptions }, (o: GlobalOptions) =
       })
     )
   )
-}).pipe(Command.withDescription("Prints out the status of endpoints specified in `--endpoints` flag"))
-
-export const endpoint = Command.make("endpoint").pipe(
-  Command.withDescription("Endpoint related commands"),
-  Command.withSubcommands([status])
-)
+}

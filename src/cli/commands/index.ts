@@ -1,13 +1,26 @@
 /**
- * The client commands of `etcd-effect` (etcdctl's names and flags): register them beside `serve`
- * with `Command.withSubcommands([serve, ...clientCommands])`.
+ * The client commands of the full program, by their words (the table's paths): each runs a parsed
+ * command line.
  */
-import { bench } from "./bench.js"
-import { endpoint } from "./endpoint.js"
-import { compaction, del, get, put } from "./kv.js"
-import { lease } from "./lease.js"
-import { watch } from "./watch.js"
+import type { Effect } from "effect"
+import type { ParsedRun } from "../flags/parse.js"
+import { runBench } from "./bench.js"
+import { runEndpointStatus } from "./endpoint.js"
+import { runCompaction, runDel, runGet, runPut } from "./kv.js"
+import { runGrant, runKeepAlive, runList, runRevoke, runTimetolive } from "./lease.js"
+import { runWatch } from "./watch.js"
 
-export const clientCommands = [put, get, del, watch, lease, compaction, endpoint, bench] as const
-
-export { bench, compaction, del, endpoint, get, lease, put, watch }
+export const clientCommands: Readonly<Record<string, (p: ParsedRun) => Effect.Effect<void>>> = {
+  get: runGet,
+  put: runPut,
+  del: runDel,
+  watch: runWatch,
+  compaction: runCompaction,
+  "lease grant": runGrant,
+  "lease revoke": runRevoke,
+  "lease timetolive": runTimetolive,
+  "lease keep-alive": runKeepAlive,
+  "lease list": runList,
+  "endpoint status": runEndpointStatus,
+  bench: runBench
+}

@@ -53,15 +53,27 @@ export const eventJson = (e: Event) =>
     ["prev_kv", e.prevKv === undefined ? undefined : kvJson(e.prevKv)]
   ])
 
-const text = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString()
+/** How the simple format prints: etcdctl's -w and --hex. */
+export interface PrintOptions {
+  readonly writeOut: WriteOut
+  readonly hex: boolean
+}
+
+/** bytes as the simple format prints them: text, or with --hex each byte as \xNN */
+export const bytesText = (bytes: Uint8Array, hex = false): string => {
+  const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+  return hex ? b.toString("hex").replace(/(..)/g, "\\x$1") : b.toString()
+}
 
 /** printKV: the key (unless value-only), then the value, one line each. */
-export const kvLines = (kv: KeyValue, options: { readonly keysOnly?: boolean } = {}): string =>
-  options.keysOnly === true ? `${text(kv.key)}\n\n` : `${text(kv.key)}\n${text(kv.value)}\n`
+export const kvLines = (kv: KeyValue, options: { readonly keysOnly?: boolean; readonly hex?: boolean } = {}): string =>
+  options.keysOnly === true
+    ? `${bytesText(kv.key, options.hex)}\n\n`
+    : `${bytesText(kv.key, options.hex)}\n${bytesText(kv.value, options.hex)}\n`
 
 /** The simple watch printer: the event type, the previous kv if any, the kv. */
-export const eventLines = (e: Event): string =>
-  `${e.type === 0 ? "PUT" : "DELETE"}\n${e.prevKv === undefined ? "" : kvLines(e.prevKv)}${kvLines(e.kv)}`
+export const eventLines = (e: Event, hex = false): string =>
+  `${e.type === 0 ? "PUT" : "DELETE"}\n${e.prevKv === undefined ? "" : kvLines(e.prevKv, { hex })}${kvLines(e.kv, { hex })}`
 
 /** humanize.Bytes: SI units, one decimal below 10. */
 export const humanBytes = (n: bigint): string => {
@@ -75,12 +87,6 @@ export const humanBytes = (n: bigint): string => {
 
 /** Lease ids print as 16 hex digits (`%016x`). */
 export const leaseId = (id: bigint): string => BigInt.asUintN(64, id).toString(16).padStart(16, "0")
-
-/** etcdctl parses lease ids as hex. */
-export const parseLeaseId = (text: string): bigint | undefined => {
-  if (!/^[0-9a-fA-F]{1,16}$/.test(text)) return undefined
-  return BigInt.asIntN(64, BigInt(`0x${text}`))
-}
 
 export const write = (text: string): void => {
   process.stdout.write(text)

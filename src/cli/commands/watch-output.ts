@@ -1,9 +1,9 @@
 /**
- * What `watch` prints per response (etcdctl's printer for watch): shared by the @effect/cli
- * handler (watch.ts) and the lean path (src/cli/lean/watch.ts).
+ * What `watch` prints per response (etcdctl's printer for watch): shared by the full
+ * program (watch.ts) and the lean path (src/cli/lean/watch.ts).
  */
 import type { WatchResponse } from "../../client/index.js"
-import { eventJson, eventLines, headerJson, json, type WriteOut, write } from "./output.js"
+import { eventJson, eventLines, headerJson, json, type PrintOptions, write } from "./output.js"
 
 /** clientv3.WatchResponse through encoding/json: Go field names, no tags. */
 export const responseJson = (r: WatchResponse, extra: { compactRevision?: bigint; canceled?: boolean } = {}) =>
@@ -16,10 +16,10 @@ export const responseJson = (r: WatchResponse, extra: { compactRevision?: bigint
   })
 
 export const printResponse =
-  (writeOut: WriteOut) =>
+  (o: PrintOptions) =>
   (r: WatchResponse): void => {
-    if (writeOut === "json") return write(`${responseJson(r)}\n`)
+    if (o.writeOut === "json") return write(`${responseJson(r)}\n`)
     let out = r.progressNotify ? `progress notify: ${r.header.revision}\n` : ""
-    for (const e of r.events) out += eventLines(e)
+    for (const e of r.events) out += eventLines(e, o.hex)
     write(out)
   }

@@ -5,11 +5,13 @@
  * Unlike etcdctl it does not ask for a leader (`hasleader`): a single restarted member has none for
  * a moment, and etcd answers such a stream with a final "no leader".
  */
-import { Args, Command, Options } from "@effect/cli"
-import { Chunk, Console, Effect, Option, Stream } from "effect"
+import { Chunk, Console, Effect, Stream } from "effect"
 import type { WatchError } from "../../client/index.js"
-import { globalOptions, usage, withClient } from "./global.js"
+import type { ParsedRun } from "../flags/parse.js"
+import { usage, withClient } from "./global.js"
+import { checked } from "./kv.js"
 import { type WriteOut, write } from "./output.js"
+import { UsageError, watchArgs } from "./usage.js"
 import { printResponse, responseJson } from "./watch-output.js"
 
 /** etcdctl: "watch was canceled (<err>)", then "Error: watch is canceled by the server". */
@@ -25,40 +27,25 @@ const canceled = (writeOut: WriteOut, error: WatchError) =>
     return yield* Effect.fail(new Error("watch is canceled by the server"))
   })
 
-export const watch = Command.make(
-  "watch",
-  {
-    ...globalOptions,
-    key: Args.text({ name: "key" }),
-    rangeEnd: Args.text({ name: "range_end" }).pipe(Args.optional),
-    prefix: Options.boolean("prefix").pipe(Options.withDescription("Watch on a prefix if prefix is set")),
-    rev: Options.integer("rev").pipe(Options.withDescription("Revision to start watching"), Options.withDefault(0)),
-    prevKv: Options.boolean("prev-kv").pipe(
-      Options.withDescription("get the previous key-value pair before the event happens")
-    ),
-    progressNotify: Options.boolean("progress-notify").pipe(
-      Options.withDescription("get periodic watch progress notification from server")
-    )
-  },
-  (o) => {
-    if (o.prefix && Option.isSome(o.rangeEnd))
-      return usage("too many arguments, only accept one argument when `--prefix` is set")
-    return withClient(
-      o,
-      (c) =>
-        c
-          .watch(o.key, {
-            prefix: o.prefix,
-            rangeEnd: Option.getOrUndefined(o.rangeEnd),
-            startRevision: o.rev,
-            prevKv: o.prevKv,
-            progressNotify: o.progressNotify
-          })
-          .pipe(
-            Stream.runForEachChunk((chunk) => Effect.sync(() => Chunk.forEach(chunk, printResponse(o.writeOut)))),
-            Effect.catchAll((error) => canceled(o.writeOut, error))
-          ),
-      { longRunning: true }
-    )
-  }
-).pipe(Command.withDescription("Watches events stream on keys or prefixes"))
+export const runWatch = (p: ParsedRun): Effect.Effect<void> => {
+  const c = checked(watchArgs(p), p)
+  if (c instanceof UsageError) return usage(c)
+  const { args: a, settings: s } = c
+  return withClient(
+    s,
+    (client) =>
+      client
+        .watch(a.key, {
+          prefix: a.prefix,
+          rangeEnd: a.rangeEnd,
+          startRevision: a.revision,
+          prevKv: a.prevKv,
+          progressNotify: a.progressNotify
+        })
+        .pipe(
+          Stream.runForEachChunk((chunk) => Effect.sync(() => Chunk.forEach(chunk, printResponse(s)))),
+          Effect.catchAll((error) => canceled(s.writeOut, error))
+        ),
+    { longRunning: true }
+  )
+}

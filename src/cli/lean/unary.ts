@@ -33,32 +33,41 @@ export const fail = (message: string): void => {
 
 type Unary = Exclude<LeanCommand, { _tag: "watch" }>
 
+const SORT_ORDERS = { NONE: 0, ASCEND: 1, DESCEND: 2 } as const
+const SORT_TARGETS = { KEY: 0, VERSION: 1, CREATE: 2, MOD: 3, VALUE: 4 } as const
+
 const request = (c: Unary): { path: string; frame: Buffer; print: (body: Uint8Array) => void } => {
-  const writeOut = c.global.writeOut
+  const printing = c.global.settings
   switch (c._tag) {
-    case "get":
+    case "get": {
+      const a = c.args
       return {
         path: RANGE_PATH,
-        frame: encodeRange(c.key, c),
-        print: (body) => printGet({ ...c, writeOut }, decodeRangeResponse(body))
+        frame: encodeRange(a.key, {
+          ...a,
+          sortOrder: a.sort === undefined ? 0 : SORT_ORDERS[a.sort.order],
+          sortTarget: a.sort === undefined ? 0 : SORT_TARGETS[a.sort.target]
+        }),
+        print: (body) => printGet({ ...a, writeOut: printing.writeOut, hex: printing.hex }, decodeRangeResponse(body))
       }
+    }
     case "put":
       return {
         path: PUT_PATH,
-        frame: encodePut(c.key, c.value, c),
-        print: (body) => printPut(writeOut, decodePutResponse(body))
+        frame: encodePut(c.args.key, c.args.value, c.args),
+        print: (body) => printPut(printing, decodePutResponse(body))
       }
     case "del":
       return {
         path: DELETE_RANGE_PATH,
-        frame: encodeDeleteRange(c.key, c),
-        print: (body) => printDelete(writeOut, decodeDeleteRangeResponse(body))
+        frame: encodeDeleteRange(c.args.key, c.args),
+        print: (body) => printDelete(printing, decodeDeleteRangeResponse(body))
       }
   }
 }
 
 export const runUnary = async (c: Unary): Promise<boolean> => {
-  const connection = await connect(c.global.endpoint, c.global.dialTimeoutMs)
+  const connection = await connect(c.global.endpoint, c.global.settings.dialTimeoutMs)
   if (connection === undefined) return false
   if (connection === "timeout") {
     fail("context deadline exceeded")
@@ -77,7 +86,7 @@ export const runUnary = async (c: Unary): Promise<boolean> => {
       if (done) return
       fail("context deadline exceeded")
       finish(true)
-    }, c.global.commandTimeoutMs)
+    }, c.global.settings.commandTimeoutMs)
     connection.call(path, frame, (code, message, body) => {
       if (done) return
       if (code === 0 && body !== undefined) {

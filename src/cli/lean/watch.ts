@@ -33,10 +33,11 @@ type Outcome = "lost" | "handover" | "stopped"
  * (the first connection failed, or a handover).
  */
 export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefined> => {
-  const print = printResponse(c.global.writeOut)
-  const range = keyRange(c.key, { prefix: c.prefix, rangeEnd: c.rangeEnd })
-  let nextRev = c.revision
-  let deliveredRev = c.revision > 0n ? c.revision - 1n : 0n
+  const print = printResponse(c.global.settings)
+  const a = c.args
+  const range = keyRange(a.key, { prefix: a.prefix, rangeEnd: a.rangeEnd })
+  let nextRev = a.revision
+  let deliveredRev = a.revision > 0n ? a.revision - 1n : 0n
   let stopped = false
   let current: GrpcConnection | undefined
   let wake: (() => void) | undefined
@@ -54,7 +55,7 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
   }
   const handover = (): ReadonlyArray<string> => {
     detach()
-    return nextRev > 0n ? [...c.withoutRev, "--rev", String(nextRev)] : c.withoutRev
+    return nextRev > 0n ? [`--rev=${nextRev}`, ...c.withoutRev] : c.withoutRev
   }
 
   const onResponse = (resp: WireWatchResponse, watchId: { id: number }): Outcome | undefined => {
@@ -121,16 +122,16 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
             key: range.key,
             rangeEnd: range.rangeEnd,
             startRevision: nextRev,
-            progressNotify: c.progressNotify,
+            progressNotify: a.progressNotify,
             filters: [],
-            prevKv: c.prevKv,
+            prevKv: a.prevKv,
             fragment: false
           })
         )
       )
     })
 
-  const first = await connect(c.global.endpoint, c.global.dialTimeoutMs)
+  const first = await connect(c.global.endpoint, c.global.settings.dialTimeoutMs)
   if (first === undefined) return handover()
   if (first === "timeout") {
     detach()

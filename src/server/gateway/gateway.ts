@@ -299,7 +299,8 @@ const serveStream = (
     res.writeHead(200, {
       "content-type": JSON_TYPE,
       ...(sentRequest ? { "grpc-metadata-content-type": "application/grpc" } : {}),
-      "transfer-encoding": "chunked"
+      // HTTP/1.1's chunks, as Go writes them; HTTP/2 has no such header (node refuses it)
+      ...(req.httpVersionMajor < 2 ? { "transfer-encoding": "chunked" } : {})
     })
   }
   const call = new StreamCall((message, done) => {

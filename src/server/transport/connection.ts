@@ -26,8 +26,10 @@ import {
 } from "../../h2/frames.js"
 import { type HeaderList, HpackDecoder, HpackError } from "../../h2/hpack.js"
 import { PingStrikes } from "../keepalive-policy.js"
-import { statusBlock, RESPONSE_HEADERS, parseGrpcTimeout } from "./grpc-status.js"
+import { parseGrpcTimeout, statusBlock } from "./grpc-status.js"
 import { H2ConnectionError } from "./h2-error.js"
+import type { H2Stream } from "./h2-stream.js"
+import { type HttpHandler, HttpStream } from "./http-stream.js"
 import * as L from "./limits.js"
 import type { Route } from "./route.js"
 import { ServerStream, type StreamOwner } from "./server-stream.js"
@@ -51,6 +53,8 @@ export interface Router {
   unknown(path: string): string
   /** a call ran: the count of calls of an unknown method, etc. are the runner's; this is for tests */
   readonly draining: boolean
+  /** where a request that is not gRPC goes (etcd's mux: its content-type is not application/grpc) */
+  readonly http?: HttpHandler | undefined
 }
 
 const GRPC_UNIMPLEMENTED = 12
@@ -63,8 +67,8 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
   private readonly decoder = new HpackDecoder(L.HEADER_TABLE_SIZE, L.MAX_HEADER_LIST_SIZE, L.MAX_HEADER_FIELDS)
   /** streams we reset ourselves lately: the client's HEADERS (trailers) on them are no error */
   private readonly resetByUs: Array<number> = []
-  readonly streams = new Map<number, ServerStream>()
-  private readonly blocked = new Set<ServerStream>()
+  readonly streams = new Map<number, H2Stream>()
+  private readonly blocked = new Set<H2Stream>()
   private prefaceHave = 0
   private settingsSeen = false
   private lastStreamId = 0
@@ -89,7 +93,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
   private peerMaxFrame = DEFAULT_MAX_FRAME
 
   // the DATA frame being read
-  private dataStream: ServerStream | undefined
+  private dataStream: H2Stream | undefined
   private dataLength = 0
   private dataSeen = 0
 
@@ -108,6 +112,10 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
   private pingAckTimer: ReturnType<typeof setTimeout> | undefined
 
   readonly peer: string
+  private readonly peerAddress: {
+    readonly remoteAddress?: string | undefined
+    readonly remotePort?: number | undefined
+  }
   readonly maxReceiveMessageBytes: number
 
   constructor(
@@ -118,6 +126,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
   ) {
     const s = socket as Partial<tls.TLSSocket>
     this.peer = `${s.remoteAddress ?? "unknown"}:${s.remotePort ?? 0}`
+    this.peerAddress = { remoteAddress: s.remoteAddress, remotePort: s.remotePort }
     this.maxReceiveMessageBytes = options.maxReceiveMessageBytes
     this.pings = new PingStrikes(options.pingMinTimeMs)
   }
@@ -489,6 +498,9 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
         default:
       }
     }
+    if (this.router.http !== undefined && !(contentType ?? "").includes("application/grpc")) {
+      return this.httpRequest(streamId, headers, endStream, method, path, this.router.http)
+    }
     if (method !== "POST" || path === undefined) return this.rstIdle(streamId, ErrorCode.PROTOCOL_ERROR)
     if (
       contentType === undefined ||
@@ -529,30 +541,31 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     const s = new ServerStream(streamId, route, headers, this, this.peerInitialWindow, L.STREAM_WINDOW, deadline)
     this.streams.set(streamId, s)
     this.pings.reset()
-    if (route.kind === "bidi" || route.kind === "clientStream") this.run(s)
+    if (route.kind === "bidi" || route.kind === "clientStream") s.run()
     if (endStream) this.remoteEnd(s)
   }
 
-  /** The client half-closed `s`: a unary (or server-streaming) call runs now, with its request. */
-  private remoteEnd(s: ServerStream): void {
-    if (s.remoteEnded) return
-    s.remoteEnd()
-    if (s.closed) return
-    const kind = s.route.kind
-    if ((kind === "unary" || kind === "serverStream") && !s.finished) {
-      if (s.request === undefined) s.sendStatus(GRPC_INTERNAL, "grpc: error while receiving the request: EOF")
-      else this.run(s)
-    }
+  /** A request that is not gRPC: the HTTP handlers answer it (http-stream.ts). */
+  private httpRequest(
+    streamId: number,
+    headers: HeaderList,
+    endStream: boolean,
+    method: string | undefined,
+    path: string | undefined,
+    handler: HttpHandler
+  ): void {
+    if (method === undefined || path === undefined) return this.rstIdle(streamId, ErrorCode.PROTOCOL_ERROR)
+    const s = new HttpStream(streamId, headers, this, this.peerInitialWindow, L.STREAM_WINDOW, this.peerAddress)
+    this.streams.set(streamId, s)
+    this.pings.reset()
+    s.run(handler)
+    if (endStream) this.remoteEnd(s)
   }
 
-  private run(s: ServerStream): void {
-    try {
-      const kind = s.route.kind
-      if (kind === "unary" || kind === "clientStream") s.route.handler(s, s.callback)
-      else s.route.handler(s)
-    } catch (e) {
-      s.sendStatus(2, e instanceof Error ? e.message : String(e))
-    }
+  /** The client half-closed `s` (a unary call runs now: server-stream.ts). */
+  private remoteEnd(s: H2Stream): void {
+    if (s.remoteEnded) return
+    s.remoteEnd()
   }
 
   /** A refusal before any call: trailers-only (grpc-go's earlyAbortStream), and RST_STREAM if the client is still sending. */
@@ -570,15 +583,15 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
 
   // ------------------------------------------------------------------ writing (StreamOwner)
 
-  writeHeaders(s: ServerStream): void {
+  writeHeaders(s: H2Stream): void {
     if (s.headersSent || s.closed) return
-    s.headersSent = true
     this.pings.reset()
-    this.writeFrame(FrameType.HEADERS, Flag.END_HEADERS, s.id, RESPONSE_HEADERS)
+    this.writeFrame(FrameType.HEADERS, Flag.END_HEADERS, s.id, s.headerBlock())
+    s.headersSent = true
   }
 
   /** Sends what the windows allow of `s`'s queued data, then its trailers when all data is out. */
-  flush(s: ServerStream): void {
+  flush(s: H2Stream): void {
     if (s.closed) return
     if (s.outBytes > 0 && !s.headersSent) this.writeHeaders(s)
     while (s.outBytes > 0) {
@@ -614,23 +627,21 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     this.blocked.delete(s)
     if (s.statusPending) {
       s.statusPending = false
-      this.writeFrame(
-        FrameType.HEADERS,
-        Flag.END_HEADERS | Flag.END_STREAM,
-        s.id,
-        statusBlock(s.statusCode, s.statusMessage, !s.headersSent)
-      )
+      const end = s.endBlock()
+      if (end === undefined) this.writeFrame(FrameType.DATA, Flag.END_STREAM, s.id, NO_BYTES)
+      else this.writeFrame(FrameType.HEADERS, Flag.END_HEADERS | Flag.END_STREAM, s.id, end)
       s.headersSent = true
       // the client may still be sending: grpc-go resets the stream with NO_ERROR (RFC 9113 §8.1)
       if (!s.remoteEnded) this.rememberReset(s.id)
       if (!s.remoteEnded) this.writeFrame(FrameType.RST_STREAM, 0, s.id, u32(ErrorCode.NO_ERROR))
       this.closeStream(s)
+      s.ended()
       return
     }
     s.sent()
   }
 
-  consumed(s: ServerStream, bytes: number): void {
+  consumed(s: H2Stream, bytes: number): void {
     if (s.closed || s.remoteEnded) return
     s.recvUnacked += bytes
     if (s.recvUnacked >= L.STREAM_WINDOW / 4) {
@@ -640,7 +651,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     }
   }
 
-  reset(s: ServerStream, code: number): void {
+  reset(s: H2Stream, code: number): void {
     this.streamError(s, code)
   }
 
@@ -665,7 +676,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
   }
 
   /** A stream error: RST_STREAM, the call cancelled; the connection lives on. */
-  private streamError(s: ServerStream, code: number): void {
+  private streamError(s: H2Stream, code: number): void {
     this.rememberReset(s.id)
     this.writeFrame(FrameType.RST_STREAM, 0, s.id, u32(code))
     this.closeStream(s)
@@ -682,7 +693,7 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     this.writeFrame(FrameType.RST_STREAM, 0, streamId, u32(code))
   }
 
-  private closeStream(s: ServerStream): void {
+  private closeStream(s: H2Stream): void {
     if (s.closed) return
     s.closed = true
     this.streams.delete(s.id)
@@ -798,6 +809,8 @@ export class H2ServerConnection implements FrameSink, StreamOwner {
     }
   }
 }
+
+const NO_BYTES = Buffer.alloc(0)
 
 const u32 = (n: number): Buffer => {
   const b = Buffer.allocUnsafe(4)

@@ -13,7 +13,9 @@ import { Duration, Effect } from "effect"
 import type { Duplex } from "node:stream"
 import type { ServerConfig } from "../config.js"
 import { applyPingPolicy } from "../keepalive-policy.js"
+import type { HttpHandler } from "./http-stream.js"
 import { LeanGrpcServer } from "./lean-server.js"
+import { serveHttpBeside } from "./grpc-js-http.js"
 
 import type { GrpcTransportName } from "../config.js"
 export type { GrpcTransportName }
@@ -21,8 +23,12 @@ export type { GrpcTransportName }
 export interface GrpcTransport {
   readonly name: GrpcTransportName
   addService(definition: grpc.ServiceDefinition, impl: grpc.UntypedServiceImplementation): void
-  /** after the services: returns what takes each gRPC socket */
-  listen(): (socket: Duplex) => void
+  /**
+   * After the services: returns what takes each HTTP/2 socket. A request on it that is not gRPC
+   * (its content-type is not application/grpc) goes to `http`, as etcd's mux sends it to the
+   * HTTP handlers.
+   */
+  listen(http?: HttpHandler): (socket: Duplex) => void
   /** graceful (GOAWAY, calls end), forced after `timeout` */
   close(timeout: Duration.DurationInput): Effect.Effect<void>
 }
@@ -47,7 +53,10 @@ const leanTransport = (config: ServerConfig, maxReceiveMessageBytes: number): Gr
   return {
     name: "lean",
     addService: (definition, impl) => server.addService(definition, impl),
-    listen: () => (socket) => server.accept(socket),
+    listen: (http) => {
+      server.http = http
+      return (socket) => server.accept(socket)
+    },
     close: (timeout) => server.close(timeout)
   }
 }
@@ -75,7 +84,8 @@ const grpcJsTransport = (config: ServerConfig, maxReceiveMessageBytes: number): 
   return {
     name: "grpc-js",
     addService: (definition, impl) => server.addService(definition, impl),
-    listen: () => {
+    listen: (http) => {
+      if (http !== undefined) serveHttpBeside(server, http)
       // one connection injector for every listener: grpc-js closes its sessions at shutdown
       const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure())
       applyPingPolicy(server, millis(config.keepaliveMinTime))

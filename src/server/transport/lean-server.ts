@@ -8,6 +8,7 @@ import type * as grpc from "@grpc/grpc-js"
 import { Duration, Effect } from "effect"
 import type { Duplex } from "node:stream"
 import { type ConnectionOptions, H2ServerConnection, type Router } from "./connection.js"
+import type { HttpHandler } from "./http-stream.js"
 import { methodKind, type Route, unknownPathMessage } from "./route.js"
 
 export class LeanGrpcServer implements Router {
@@ -15,6 +16,8 @@ export class LeanGrpcServer implements Router {
   private readonly services = new Set<string>()
   readonly connections = new Set<H2ServerConnection>()
   draining = false
+  /** the HTTP handlers of the client port, for requests that are not gRPC */
+  http: HttpHandler | undefined = undefined
 
   constructor(private readonly options: ConnectionOptions) {}
 

@@ -11,24 +11,12 @@
  * handlers' callbacks; the connection (connection.ts) writes the frames.
  */
 import * as grpc from "@grpc/grpc-js"
-import { EventEmitter } from "node:events"
 import type { HeaderList } from "../../h2/hpack.js"
+import { RESPONSE_HEADERS, statusBlock } from "./grpc-status.js"
+import { H2Stream, type StreamOwner } from "./h2-stream.js"
 import type { Route } from "./route.js"
 
-/** What a stream needs from its connection. */
-export interface StreamOwner {
-  /** the response headers go out now (once) */
-  writeHeaders(s: ServerStream): void
-  /** data or a status was queued: send what the flow-control windows allow */
-  flush(s: ServerStream): void
-  /** the handler consumed `bytes` of received DATA: the stream's window may be replenished */
-  consumed(s: ServerStream, bytes: number): void
-  /** the stream is torn down by us with RST_STREAM `code` */
-  reset(s: ServerStream, code: number): void
-  readonly peer: string
-  authContext(): object
-  readonly maxReceiveMessageBytes: number
-}
+export type { StreamOwner }
 
 /** grpc-js' default: a writer waits for "drain" once this much is queued */
 export const HIGH_WATER = 64 * 1024
@@ -40,28 +28,10 @@ const GRPC_DEADLINE_EXCEEDED = 4
 /** header names that are transport, not call metadata (grpc-js leaves these out too) */
 const RESERVED = new Set(["te", "content-type", "grpc-timeout", "grpc-encoding", "grpc-accept-encoding"])
 
-export class ServerStream extends EventEmitter {
-  // --- HTTP/2 state (the connection's) ---
-  sendWindow: number
-  /** bytes the client may still send on this stream before our next WINDOW_UPDATE */
-  recvWindow: number
-  /** received bytes the handler consumed, not yet given back with WINDOW_UPDATE */
-  recvUnacked = 0
-  /** response DATA not sent yet (framed gRPC messages), from `outOffset` in out[0] */
-  readonly out: Array<Uint8Array> = []
-  outOffset = 0
-  outBytes = 0
-  headersSent = false
-  /** a status waits behind the queued data (statusCode, statusMessage) */
-  statusPending = false
+export class ServerStream extends H2Stream {
+  // the status the trailers carry, once decided (`statusPending`: behind the queued data)
   statusCode = 0
   statusMessage = ""
-  /** the status is decided (trailers queued or sent, or reset): nothing more is written */
-  finished = false
-  /** the client half-closed (END_STREAM) */
-  remoteEnded = false
-  /** the stream left the connection */
-  closed = false
   private needDrain = false
 
   // --- gRPC message deframing ---
@@ -82,7 +52,7 @@ export class ServerStream extends EventEmitter {
   private timer: ReturnType<typeof setTimeout> | undefined = undefined
 
   constructor(
-    readonly id: number,
+    id: number,
     readonly route: Route,
     private readonly headers: HeaderList,
     private readonly owner: StreamOwner,
@@ -91,9 +61,7 @@ export class ServerStream extends EventEmitter {
     /** epoch ms; Infinity: none */
     private readonly deadline: number
   ) {
-    super()
-    this.sendWindow = sendWindow
-    this.recvWindow = recvWindow
+    super(id, sendWindow, recvWindow)
     if (deadline !== Infinity) {
       const left = deadline - Date.now()
       if (left < 2 ** 31 - 1) this.timer = setTimeout(() => this.deadlinePassed(), Math.max(0, left))
@@ -168,7 +136,7 @@ export class ServerStream extends EventEmitter {
     if (this.queue.length === 1) this.emit("readable")
   }
 
-  /** The client half-closed. */
+  /** The client half-closed: a unary (or server-streaming) call runs now, with its request. */
   remoteEnd(): void {
     this.remoteEnded = true
     if ((this.headHave > 0 || this.body !== undefined) && !this.finished) {
@@ -177,6 +145,29 @@ export class ServerStream extends EventEmitter {
     }
     const kind = this.route.kind
     if ((kind === "bidi" || kind === "clientStream") && this.queue.length === 0) this.endReadable()
+    if (this.closed || this.finished || kind === "bidi" || kind === "clientStream") return
+    if (this.request === undefined) this.sendStatus(GRPC_INTERNAL, "grpc: error while receiving the request: EOF")
+    else this.run()
+  }
+
+  /** Calls the method's handler (a streaming request's at once, a unary one's with its request). */
+  run(): void {
+    try {
+      const kind = this.route.kind
+      if (kind === "unary" || kind === "clientStream") this.route.handler(this, this.callback)
+      else this.route.handler(this)
+    } catch (e) {
+      this.sendStatus(2, e instanceof Error ? e.message : String(e))
+    }
+  }
+
+  headerBlock(): Uint8Array {
+    return RESPONSE_HEADERS
+  }
+
+  /** the status's trailers (trailers-only when no headers went out) */
+  endBlock(): Uint8Array {
+    return statusBlock(this.statusCode, this.statusMessage, !this.headersSent)
   }
 
   private endReadable(): void {

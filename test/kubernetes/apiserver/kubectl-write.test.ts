@@ -183,7 +183,7 @@ describe("apiserver flags", () => {
     })
     expect(bad.code).toBe(1)
     expect(bad.stderr).toBe(
-      'etcd-effect: invalid argument "5x" for "--etcd-compaction-interval" flag: time: unknown unit "x" in duration "5x"\n'
+      'Error: invalid argument "5x" for "--etcd-compaction-interval" flag: time: unknown unit "x" in duration "5x"\n'
     )
     const { proc, url } = await startProgram([
       "--port",

@@ -163,6 +163,13 @@ export class ServeProcess {
   }
 }
 
+/**
+ * The lines of a server's stderr that are more than its info logs (at the default level it says
+ * where it serves, as etcd does): warnings, errors, anything else it printed.
+ */
+export const beyondInfo = (stderr: string): Array<string> =>
+  stderr.split("\n").filter((l) => l !== "" && !/^timestamp=\S+ level=INFO /.test(l))
+
 export const tempDir = (): string => {
   let root = os.tmpdir()
   try {

@@ -1,0 +1,118 @@
+/**
+ * `serve`'s flags: etcd's names, kinds (Go's flag package: uint, int64, duration, bool, string),
+ * defaults and descriptions, each also read from ETCD_<NAME> as etcd reads it. etcd's own checks of
+ * enum flags (--auto-compaction-mode) refuse a bad value here, before anything starts.
+ */
+import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "../../mvcc/limits.js"
+import type { CommandSpec } from "./command.js"
+import { bool, choice, duration, int, string, uint } from "./flag.js"
+
+/** the URL `serve` listens on for clients by default (etcd's is http://localhost:2379) */
+export const DEFAULT_LISTEN_CLIENT_URL = "http://127.0.0.1:2379"
+/** etcd's default --initial-advertise-peer-urls: what MemberList reports as the peer URL */
+export const DEFAULT_ADVERTISE_PEER_URL = "http://localhost:2380"
+/** grpc-go's "no limit" of concurrent streams (etcd's default --max-concurrent-streams) */
+export const UNLIMITED_STREAMS = 4294967295
+
+export const serveFlags = {
+  name: string({ default: "default", description: "Human-readable name for this member." }),
+  "data-dir": string({ shownDefault: "<name>.etcd", description: "Path to the data directory." }),
+  "listen-client-urls": string({
+    default: DEFAULT_LISTEN_CLIENT_URL,
+    description: "Client URLs to listen on (port 0: any free one)."
+  }),
+  "listen-metrics-urls": string({
+    description: "Extra listeners for /metrics and health (none by default)."
+  }),
+  "advertise-client-urls": string({
+    shownDefault: "<listen URLs>",
+    description: "Client URLs to advertise (MemberList)."
+  }),
+  "initial-advertise-peer-urls": string({
+    default: DEFAULT_ADVERTISE_PEER_URL,
+    description: "Peer URLs to advertise (MemberList)."
+  }),
+  "max-request-bytes": uint({
+    default: DEFAULT_MAX_REQUEST_BYTES,
+    description: "Maximum client request size in bytes."
+  }),
+  "max-txn-ops": uint({
+    default: DEFAULT_MAX_TXN_OPS,
+    description: "Maximum number of operations in a transaction."
+  }),
+  "quota-backend-bytes": int({
+    shownDefault: "0 (2 GiB)",
+    description: "Raise the NOSPACE alarm past this backend size."
+  }),
+  "max-concurrent-streams": uint({
+    default: UNLIMITED_STREAMS,
+    bits: 32,
+    shownDefault: "unlimited",
+    description: "Concurrent streams per client connection."
+  }),
+  "grpc-keepalive-min-time": duration({
+    default: "5s",
+    description: "Minimum interval between a client's pings."
+  }),
+  "grpc-keepalive-interval": duration({
+    default: "2h",
+    description: "Server pings of idle connections (0 disables)."
+  }),
+  "grpc-keepalive-timeout": duration({
+    default: "20s",
+    description: "Ping answer timeout before closing (0 disables)."
+  }),
+  "grpc-transport": choice({
+    choices: ["lean", "grpc-js"],
+    default: "lean",
+    description: "gRPC transport: lean (our own HTTP/2) or grpc-js."
+  }),
+  "auto-compaction-mode": choice({
+    choices: ["periodic", "revision"],
+    default: "periodic",
+    invalid: (text) => `unknown auto-compaction-mode ${JSON.stringify(text)}`,
+    description: "periodic: the retention is a period; revision: a count."
+  }),
+  "auto-compaction-retention": string({
+    default: "0",
+    description: "Hours or a duration, or revisions, to keep; 0 is off."
+  }),
+  "experimental-watch-progress-notify-interval": duration({
+    default: "10m",
+    description: "Watch progress notify period (>= 100ms)."
+  }),
+  "cert-file": string({ description: "Path to the client server TLS cert file." }),
+  "key-file": string({ description: "Path to the client server TLS key file." }),
+  "trusted-ca-file": string({ description: "Client certificates must chain to this CA bundle." }),
+  "client-cert-auth": bool({ description: "Enable client cert authentication." }),
+  "auto-tls": bool({ description: "Client TLS using generated certificates." }),
+  "cipher-suites": string({ description: "TLS 1.2 cipher suites, Go's names, comma-separated." }),
+  "tls-min-version": string({ default: "TLS1.2", description: "Minimum TLS version (TLS1.2 or TLS1.3)." }),
+  "tls-max-version": string({ shownDefault: "<highest>", description: "Maximum TLS version." }),
+  "auth-token": string({
+    default: "simple",
+    description: "simple, or jwt,pub-key=…,priv-key=…,sign-method=…"
+  }),
+  "auth-token-ttl": uint({ default: 300, description: "Seconds a simple token lives without use." }),
+  "bcrypt-cost": uint({ default: 10, description: "bcrypt cost of password hashes (4..31)." }),
+  "log-level": choice({
+    choices: ["debug", "info", "warn", "error"],
+    default: "info",
+    description: "debug, info, warn or error (logfmt lines on stderr)."
+  })
+} as const
+
+export const serve: CommandSpec = {
+  path: "serve",
+  summary: "Runs one etcd member on this machine (etcd's flags)",
+  usage: "[options]",
+  details: [
+    "Speaks etcd's v3 gRPC API, its JSON gateway and /metrics, /health, /livez, /readyz and",
+    "/version on each client URL. SIGINT or SIGTERM stops it (exit 0)."
+  ],
+  flags: serveFlags,
+  envPrefix: "ETCD",
+  globals: false,
+  dialect: "goflag",
+  runs: "server"
+}
