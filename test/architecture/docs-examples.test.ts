@@ -182,7 +182,11 @@ describe("README and docs/: every example runs", () => {
     expect(pages.flatMap((p) => p.blocks).filter(runnable).length).toBeGreaterThan(20)
     const unlabelled = pages.flatMap((p) =>
       p.blocks.flatMap((b) =>
-        b.lang === "" ? [`${p.file}:${b.line}: no language`] : b.notRun && b.reason === "" ? [`${p.file}:${b.line}: not-run without a reason`] : []
+        b.lang === ""
+          ? [`${p.file}:${b.line}: no language`]
+          : b.notRun && b.reason === ""
+            ? [`${p.file}:${b.line}: not-run without a reason`]
+            : []
       )
     )
     expect(unlabelled).toEqual([])

@@ -100,10 +100,23 @@ describe("compileCacheDir", () => {
 })
 
 describe("the bin", () => {
+  // help and flag errors are answered from the table and get/put/del/watch run on the lean path,
+  // all without loading the program: a command the program runs (here against no server) is what
+  // loads it and writes the cache
+  const deadServer = ["--endpoints", "127.0.0.1:1", "--dial-timeout", "200ms"]
+  // the command fails (exit 1): its output is what execFile's error holds
+  const runFailing = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv) =>
+    run("node", [mainJs, ...args], { env }).then(
+      () => expect.fail(`${args.join(" ")} succeeded with no server`),
+      (e: { readonly code: number; readonly stderr: string }) => {
+        expect(e.code).toBe(1)
+        return e
+      }
+    )
   it("writes a cache per command word and prints the same with it", async () => {
     const tmp = tempDir()
     const env = { ...process.env, TMPDIR: tmp }
-    const first = await run("node", [mainJs, "put", "--help"], { env })
+    const first = await runFailing(["lease", "list", ...deadServer], env)
     const caches = fs.readdirSync(tmp).filter((d) => d.startsWith("etcd-effect-compile-cache-"))
     expect(caches).toHaveLength(1)
     const files = () =>
@@ -111,11 +124,14 @@ describe("the bin", () => {
         .readdirSync(path.join(tmp, caches[0]!))
         .filter((f) => f.endsWith(".bin"))
         .sort()
-    expect(files()).toEqual([expect.stringMatching(/-put\.bin$/)])
-    const second = await run("node", [mainJs, "put", "--help"], { env })
-    expect(second.stdout).toBe(first.stdout)
-    expect(first.stdout).toContain("Puts the given key into the store")
-    await run("node", [mainJs, "get", "--help"], { env })
-    expect(files()).toEqual([expect.stringMatching(/-get\.bin$/), expect.stringMatching(/-put\.bin$/)])
+    expect(files()).toEqual([expect.stringMatching(/-lease-list\.bin$/)])
+    const second = await runFailing(["lease", "list", ...deadServer], env)
+    expect(second.stderr).toBe(first.stderr)
+    expect(first.stderr).toContain("Error: context deadline exceeded")
+    await runFailing(["endpoint", "status", ...deadServer], env)
+    expect(files()).toEqual([
+      expect.stringMatching(/-endpoint-status\.bin$/),
+      expect.stringMatching(/-lease-list\.bin$/)
+    ])
   }, 60_000)
 })

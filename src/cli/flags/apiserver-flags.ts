@@ -24,7 +24,7 @@ export const apiserverFlags = {
   }),
   "etcd-compaction-interval": duration({
     default: "5m",
-    description: "The interval of compaction requests. If 0, the compaction request from apiserver is disabled."
+    description: "Interval of the apiserver's compaction requests (0: none)."
   }),
   "encryption-provider-config": string({
     description: "Encryption providers for storing secrets in etcd."

@@ -11,31 +11,12 @@ import type { KubeObject } from "../../api/object-meta.js"
 import { newForbidden, newNotFound, type StatusError } from "../../api/status.js"
 import { phaseOf } from "../kinds/namespace.js"
 import { keyOf, namespaces } from "../resources.js"
-import type { ObjectStage, WriteContext } from "./pipeline.js"
+import type { ObjectStage, WriteContext } from "./stage.js"
+
+export { NamespaceLifecycle } from "./namespace-lifecycle.js"
 
 /** the namespaces that may never be deleted (the plugin's immortalNamespaces) */
 export const IMMORTAL_NAMESPACES: ReadonlyArray<string> = ["default", "kube-system", "kube-public"]
-
-/** forceLiveLookupTTL */
-const FORCE_LIVE_LOOKUP_MS = 30_000
-
-/** The plugin's state: namespaces recently deleted (read live, not from the cache). */
-export class NamespaceLifecycle {
-  private readonly forceLive = new Map<string, number>()
-
-  markDeleted(name: string): void {
-    this.forceLive.set(name, Date.now() + FORCE_LIVE_LOOKUP_MS)
-    if (this.forceLive.size > 100) {
-      const now = Date.now()
-      for (const [k, t] of this.forceLive) if (t < now) this.forceLive.delete(k)
-    }
-  }
-
-  liveLookup(name: string): boolean {
-    const t = this.forceLive.get(name)
-    return t !== undefined && t > Date.now()
-  }
-}
 
 const isNamespaceKind = (ctx: WriteContext) => ctx.info.group === "" && ctx.info.plural === "namespaces"
 

@@ -8,7 +8,7 @@
  */
 import { Either } from "effect"
 import protobufjs from "protobufjs"
-import type { BodyDecoder } from "./decode.js"
+import type { BodyDecoder } from "./body-decoder.js"
 
 const PROTO = `
 syntax = "proto2";

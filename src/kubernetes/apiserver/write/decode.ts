@@ -26,21 +26,8 @@ import { protobufDecoder } from "./decode-protobuf.js"
 import type { FieldValidation } from "./options.js"
 import type { Warnings } from "./warnings.js"
 
-/** A body as a JSON document, with what a strict decoder objects to besides unknown fields. */
-export interface DecodedDocument {
-  readonly value: unknown
-  /** strict violations found while reading (duplicate keys), each with its place in the document */
-  readonly strict: ReadonlyArray<{ readonly offset: number; readonly text: string }>
-  /** the offset of each key by rendered path (unknown fields are put in document order with it) */
-  readonly offsets: ReadonlyMap<string, number>
-}
-
-export interface BodyDecoder {
-  /** the media types it reads (Content-Type without parameters) */
-  readonly mediaTypes: ReadonlyArray<string>
-  /** the document, or the decoder's error text (reported as the apiserver reports a decode error) */
-  readonly decode: (bytes: Uint8Array) => Either.Either<DecodedDocument, string>
-}
+export type { BodyDecoder, DecodedDocument } from "./body-decoder.js"
+import type { BodyDecoder, DecodedDocument } from "./body-decoder.js"
 
 const GVK_ERROR = "couldn't get version/kind; json parse error: "
 

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import type { KubeObject } from "../../api/object-meta.js"
 import type { Obj } from "../kinds/strategy.js"
-import type { ObjectStage, WriteContext } from "./pipeline.js"
+import type { ObjectStage, WriteContext } from "./stage.js"
 
 /** names.SimpleNameGenerator: 5 characters from an alphabet without vowels or look-alikes. */
 const ALPHABET = "bcdfghjklmnpqrstvwxz2456789"

@@ -10,41 +10,17 @@
  * namespace-delete.ts. New behaviour comes as stages: a CRD's structural defaulting and pruning
  * in `defaulting`, its schema validation in `validation`, managedFields in `admission`.
  */
-import type { Effect } from "effect"
-import type { KubeObject } from "../../api/object-meta.js"
-import type { StatusError } from "../../api/status.js"
-import type { StorageService } from "../../storage/interfaces.js"
-import type { KindStrategy, Obj } from "../kinds/strategy.js"
+import type { KindStrategy } from "../kinds/strategy.js"
 import type { ResourceRegistry } from "../registry.js"
 import type { ResourceInfo } from "../resources.js"
-import { namespaceLifecycleStage, type NamespaceLifecycle } from "./admission.js"
+import { namespaceLifecycleStage } from "./admission.js"
 import { kindDefaults } from "./defaulting.js"
 import { kindValidation } from "./validation.js"
-import { Warnings as WarningsImpl, type Warnings } from "./warnings.js"
+import type { NamespaceLifecycle } from "./namespace-lifecycle.js"
+import type { ObjectStage, WriteContext } from "./stage.js"
+import { Warnings as WarningsImpl } from "./warnings.js"
 
-export type Operation = "CREATE" | "UPDATE" | "DELETE"
-
-/** What every stage of one write knows. */
-export interface WriteContext {
-  readonly info: ResourceInfo
-  /** the strategy in effect (a subresource's, e.g. namespaces/finalize) */
-  readonly strategy: KindStrategy
-  readonly storage: StorageService
-  readonly registry: ResourceRegistry
-  readonly lifecycle: NamespaceLifecycle
-  /** the request's namespace (undefined for cluster-scoped resources) */
-  readonly namespace: string | undefined
-  readonly dryRun: boolean
-  readonly warnings: Warnings
-}
-
-/** One step over the object being written; `old` is the stored object on update and delete. */
-export type ObjectStage = (
-  ctx: WriteContext,
-  op: Operation,
-  obj: Obj,
-  old: KubeObject | undefined
-) => Effect.Effect<void, StatusError>
+export type { ObjectStage, Operation, WriteContext } from "./stage.js"
 
 export interface WritePipeline {
   /** after decoding: the kind's defaults (SetDefaults_*, conversion side effects) */

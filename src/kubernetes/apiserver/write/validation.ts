@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { newInvalid } from "../../api/status.js"
-import type { ObjectStage } from "./pipeline.js"
+import type { ObjectStage } from "./stage.js"
 
 export const kindValidation: ObjectStage = (ctx, op, obj, old) =>
   Effect.suspend(() => {
