@@ -95,6 +95,6 @@ export const bench = Command.make("bench", options, (o) => {
   )
 }).pipe(
   Command.withDescription(
-    "Measures a server like etcd's benchmark tool: put, range, watch, watch-latency, watch-create, watch-catchup, watch-idle"
+    "Measures a server like etcd's benchmark tool: put, txn-put, range, watch, watch-latency, watch-create, watch-catchup, watch-idle"
   )
 )
