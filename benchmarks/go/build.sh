@@ -9,13 +9,15 @@
 # Each directory is its own module (one module cannot hold two versions of server/v3); the
 # versions are the `tool` lines of its go.mod. Binaries go to
 #   $ETCD_BENCH_BIN_CACHE (default ~/.cache/etcd-effect/etcd-bench)/<dir>-<key>/
-# where key hashes go.mod, go.sum, this script and the Go version. A cached entry is reused as it
-# is; a build writes into <entry>.tmp and renames it when complete, so an interrupted build is
-# never taken for a finished one. A fresh build (module downloads included) takes ~1.5 min per
-# module on 2 cores; with Go's caches warm, seconds.
+# where key hashes go.mod, go.sum, the build flags, the programs and the Go version. A cached entry
+# is reused as it is; a build writes into <entry>.tmp and renames it when complete, so an
+# interrupted build is never taken for a finished one. A fresh build (module downloads included)
+# took 7 min for etcd-3.6/ and 1.7 min for etcd-3.7/ on 2 cores at load 11–14 (~1.5 min each on a
+# quiet machine); with Go's caches warm, seconds.
 #
 # Prints eval-able lines on stdout: ETCD_36_BIN=…, ETCD_37_BIN=…, ETCD_BENCHMARK_BIN=…; progress
-# on stderr. `build.sh 3.6` builds only etcd-3.6/ (the benchmark tool included). Exit 2 without go.
+# on stderr. `build.sh 3.6` builds only etcd-3.6/ (the benchmark tool included); `build.sh
+# --cached` builds nothing and prints only what is already built (tests use it). Exit 2 without go.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -30,16 +32,20 @@ exec 9>"$root/.lock" # one build at a time: bench runs and tests may ask togethe
 flock 9
 
 gover=$(go env GOVERSION)
+flags=(-trimpath -ldflags "-s -w")
 
 # build <module dir> <name=package>...: prints the cache entry's path
 build() {
   local dir=$1
   shift
   local key
-  key=$(cd "$here/$dir" && { cat go.mod go.sum "$here/build.sh"; echo "$gover"; } | sha256sum | cut -c1-16)
+  key=$(cd "$here/$dir" && { cat go.mod go.sum; echo "$gover ${flags[*]} $*"; } | sha256sum | cut -c1-16)
   local out=$root/$dir-$key
   local missing=0 spec
   for spec in "$@"; do [ -x "$out/${spec%%=*}" ] || missing=1; done
+  if [ "$missing" = 1 ] && [ "$cached_only" = 1 ]; then
+    return 1
+  fi
   if [ "$missing" = 1 ]; then
     echo "benchmarks/go/build.sh: building $dir into $out" >&2
     rm -rf "$out.tmp"
@@ -47,7 +53,7 @@ build() {
     local start=$SECONDS
     (cd "$here/$dir" && go mod download)
     for spec in "$@"; do
-      (cd "$here/$dir" && go build -trimpath -ldflags "-s -w" -o "$out.tmp/${spec%%=*}" "${spec#*=}")
+      (cd "$here/$dir" && go build "${flags[@]}" -o "$out.tmp/${spec%%=*}" "${spec#*=}")
     done
     rm -rf "$out"
     mv "$out.tmp" "$out"
@@ -56,13 +62,20 @@ build() {
   echo "$out"
 }
 
+cached_only=0
 want=${1:-all}
+if [ "$want" = --cached ]; then
+  cached_only=1
+  want=all
+fi
 if [ "$want" = all ] || [ "$want" = 3.6 ]; then
-  d36=$(build etcd-3.6 etcd=go.etcd.io/etcd/server/v3 benchmark=go.etcd.io/etcd/v3/tools/benchmark)
-  echo "ETCD_36_BIN=$d36/etcd"
-  echo "ETCD_BENCHMARK_BIN=$d36/benchmark"
+  if d36=$(build etcd-3.6 etcd=go.etcd.io/etcd/server/v3 benchmark=go.etcd.io/etcd/v3/tools/benchmark); then
+    echo "ETCD_36_BIN=$d36/etcd"
+    echo "ETCD_BENCHMARK_BIN=$d36/benchmark"
+  fi
 fi
 if [ "$want" = all ] || [ "$want" = 3.7 ]; then
-  d37=$(build etcd-3.7 etcd=go.etcd.io/etcd/server/v3)
-  echo "ETCD_37_BIN=$d37/etcd"
+  if d37=$(build etcd-3.7 etcd=go.etcd.io/etcd/server/v3); then
+    echo "ETCD_37_BIN=$d37/etcd"
+  fi
 fi
