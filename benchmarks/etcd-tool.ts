@@ -170,14 +170,14 @@ export const runTool = (
 export const goBuildScript = (root: string): string => path.join(root, "benchmarks", "go", "build.sh")
 
 /**
- * The binaries benchmarks/go/build.sh provides (ETCD_36_BIN, ETCD_37_BIN, ETCD_BENCHMARK_BIN),
- * each overridable by the environment variable of that name. Building takes minutes the first
+ * The binaries benchmarks/go/build.sh provides (ETCD_36_BIN, ETCD_37_BIN, ETCD_BENCHMARK_BIN,
+ * KUBE_CLIENT_BIN), each overridable by the environment variable of that name. Building takes minutes the first
  * time (cached after); without Go the result says why.
  */
 export const goInstruments = (
   root: string
 ): { readonly bins: Readonly<Record<string, string>>; readonly problem?: string } => {
-  const env = ["ETCD_36_BIN", "ETCD_37_BIN", "ETCD_BENCHMARK_BIN"]
+  const env = ["ETCD_36_BIN", "ETCD_37_BIN", "ETCD_BENCHMARK_BIN", "KUBE_CLIENT_BIN"]
   const fromEnv = Object.fromEntries(env.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])))
   if (env.every((k) => fromEnv[k] !== undefined)) return { bins: fromEnv }
   const script = goBuildScript(root)
@@ -190,7 +190,7 @@ export const goInstruments = (
     })
     const built = Object.fromEntries(
       text.split("\n").flatMap((l) => {
-        const m = /^(ETCD_\w+_BIN)=(.+)$/.exec(l.trim())
+        const m = /^(\w+_BIN)=(.+)$/.exec(l.trim())
         return m === null ? [] : [[m[1]!, m[2]!]]
       })
     )
