@@ -2,7 +2,7 @@
  * bench:compare's outputs: the text table (stdout), the marked section of docs/benchmarks.md and
  * the SVG bar chart of the ratios. Pure functions of the outcomes; no I/O here.
  */
-import type { ScenarioSpec, Target } from "./compare-scenarios.js"
+import type { Instrument, ScenarioSpec, Target } from "./compare-scenarios.js"
 import {
   formatMet,
   formatRatio,
@@ -20,10 +20,16 @@ export const END_MARKER = "<!-- bench:compare:end -->"
 
 export interface ScenarioOutcome {
   readonly spec: Pick<ScenarioSpec, "id" | "title" | "unit" | "higherIsBetter" | "target">
+  /** the client that drove the load ("bench" also for the RSS rows, which no client measures) */
+  readonly instrument: Instrument
+  /** the systems of the run, in column order (ours last) */
+  readonly systems: ReadonlyArray<SystemName>
   /** the load, in words */
   readonly params: string
-  readonly samples: Readonly<Record<SystemName, ReadonlyArray<Sample>>>
+  readonly samples: Readonly<Partial<Record<SystemName, ReadonlyArray<Sample>>>>
   readonly summary: Summary
+  /** the 1-minute load average's lowest and highest reading at the starts of its measurements */
+  readonly load?: readonly [number, number]
 }
 
 export interface RunInfo {
@@ -31,7 +37,12 @@ export interface RunInfo {
   readonly cpu: string
   readonly cores: number
   readonly node: string
-  readonly etcdVersion: string
+  /** each system's version line ("3.6.16 (go1.26.8)", ours: "Node v20…") */
+  readonly versions: Readonly<Partial<Record<SystemName, string>>>
+  readonly systems: ReadonlyArray<SystemName>
+  readonly instruments: ReadonlyArray<Instrument>
+  /** load generator on CPU 0, server on CPU 1 */
+  readonly pinned: boolean
   readonly loadBefore: ReadonlyArray<number>
   readonly loadAfter: ReadonlyArray<number>
   readonly command: string
@@ -42,39 +53,51 @@ export interface RunInfo {
   readonly notes?: ReadonlyArray<string>
 }
 
-const HEADER = [
+const columns = (systems: ReadonlyArray<SystemName>) => [
   "scenario",
+  "instrument",
   "load",
   "unit",
-  "etcd 3.4.23 (median)",
-  "etcd-effect (median)",
-  "ratio ours/etcd",
+  ...systems.map((x) => `${x} (median)`),
+  "ratio ours / better etcd",
   "target",
   "met",
-  "etcd rounds",
-  "etcd-effect rounds"
-] as const
-const RIGHT = new Set([3, 4, 5, 6, 7])
+  "load avg",
+  ...systems.map((x) => `${x} rounds`)
+]
+
+/** Right-aligned columns: the medians, the ratio, the target, the verdict, the load. */
+const rightAligned = (systems: ReadonlyArray<SystemName>) =>
+  new Set(Array.from({ length: systems.length + 4 }, (_, i) => 4 + i))
+
+const formatLoad = (l: readonly [number, number] | undefined) =>
+  l === undefined
+    ? "–"
+    : l[0].toFixed(1) === l[1].toFixed(1)
+      ? l[0].toFixed(1)
+      : `${l[0].toFixed(1)}–${l[1].toFixed(1)}`
 
 const row = (o: ScenarioOutcome): Array<string> => [
   o.spec.id,
+  o.instrument,
   o.params,
   `${o.spec.unit} (${o.spec.higherIsBetter ? "higher" : "lower"} is better)`,
-  formatValue(o.summary.etcd),
-  formatValue(o.summary.ours),
+  ...o.systems.map((x) => formatValue(o.summary.medians[x]) + (x === o.summary.bestEtcd ? "*" : "")),
   formatRatio(o.summary.ratio),
-  formatTarget(o.spec.target),
+  formatTarget(o.spec.target, o.spec.unit),
   formatMet(o.summary.met),
-  formatRounds(o.samples.etcd),
-  formatRounds(o.samples["etcd-effect"])
+  formatLoad(o.load),
+  ...o.systems.map((x) => formatRounds(o.samples[x] ?? []))
 ]
 
-/** Every failed round, one line each: "watch, etcd-effect, round 2: <why>". */
+/** Every failed round, one line each: "watch (bench), etcd-effect, round 2: <why>". */
 export const errorLines = (outcomes: ReadonlyArray<ScenarioOutcome>): Array<string> =>
   outcomes.flatMap((o) =>
-    (["etcd", "etcd-effect"] as const).flatMap((system) =>
-      o.samples[system].flatMap((s) =>
-        s.error === undefined ? [] : [`${o.spec.id}, ${system}, round ${s.round}: ${oneLine(s.error)}`]
+    o.systems.flatMap((system) =>
+      (o.samples[system] ?? []).flatMap((x) =>
+        x.error === undefined
+          ? []
+          : [`${o.spec.id} (${o.instrument}), ${system}, round ${x.round}: ${oneLine(x.error)}`]
       )
     )
   )
@@ -86,13 +109,16 @@ const width = (s: string) => [...s].length
 
 /** A plain-text table with aligned columns (numbers right-aligned). */
 export const renderText = (outcomes: ReadonlyArray<ScenarioOutcome>): string => {
-  const rows = [HEADER.slice(), ...outcomes.map(row)]
-  const widths = HEADER.map((_, c) => Math.max(...rows.map((r) => width(r[c]!))))
+  const systems = outcomes[0]?.systems ?? []
+  const header = columns(systems)
+  const right = rightAligned(systems)
+  const rows = [header, ...outcomes.map(row)]
+  const widths = header.map((_, c) => Math.max(...rows.map((r) => width(r[c]!))))
   const line = (r: ReadonlyArray<string>) =>
     r
       .map((cell, c) => {
         const pad = " ".repeat(widths[c]! - width(cell))
-        return RIGHT.has(c) ? pad + cell : cell + pad
+        return right.has(c) ? pad + cell : cell + pad
       })
       .join("  ")
       .trimEnd()
@@ -105,8 +131,11 @@ export const renderText = (outcomes: ReadonlyArray<ScenarioOutcome>): string => 
 const mdCell = (s: string) => s.replace(/\|/g, "\\|")
 
 export const renderMarkdownTable = (outcomes: ReadonlyArray<ScenarioOutcome>): string => {
-  const head = `| ${HEADER.join(" | ")} |`
-  const sep = `|${HEADER.map((_, c) => (RIGHT.has(c) ? "---:" : "---")).join("|")}|`
+  const systems = outcomes[0]?.systems ?? []
+  const header = columns(systems)
+  const right = rightAligned(systems)
+  const head = `| ${header.join(" | ")} |`
+  const sep = `|${header.map((_, c) => (right.has(c) ? "---:" : "---")).join("|")}|`
   const body = outcomes.map((o) => `| ${row(o).map(mdCell).join(" | ")} |`)
   return [head, sep, ...body].join("\n")
 }
@@ -136,29 +165,36 @@ export const latencyLines = (outcomes: ReadonlyArray<ScenarioOutcome>): Array<st
     )
   const ms = (x: number | undefined) => (x === undefined ? "–" : `${x < 10 ? x.toFixed(2) : x.toFixed(1)} ms`)
   const lines = outcomes.flatMap((o) => {
-    const e50 = pick(o.samples.etcd, "p50")
-    const o50 = pick(o.samples["etcd-effect"], "p50")
-    if (e50 === undefined && o50 === undefined) return []
-    return [
-      `- ${o.spec.id}: etcd p50 ${ms(e50)}, p99 ${ms(pick(o.samples.etcd, "p99"))}; etcd-effect p50 ${ms(o50)}, p99 ${ms(pick(o.samples["etcd-effect"], "p99"))}`
-    ]
+    const parts = o.systems.flatMap((x) => {
+      const p50 = pick(o.samples[x] ?? [], "p50")
+      return p50 === undefined ? [] : [`${x} p50 ${ms(p50)}, p99 ${ms(pick(o.samples[x] ?? [], "p99"))}`]
+    })
+    return parts.length === 0 ? [] : [`- ${o.spec.id} (${o.instrument}): ${parts.join("; ")}`]
   })
   return lines.length === 0 ? [] : ["", "Latency, p50 and p99 (medians of the rounds):", "", ...lines]
 }
+
+const versionLine = (info: RunInfo): string =>
+  info.systems
+    .filter((x) => x !== "etcd-effect")
+    .map((x) => `${x.replace("etcd-", "etcd ")}: ${info.versions[x] ?? "?"}`)
+    .join(", ")
 
 /** The section between the markers (markers included). */
 export const renderSection = (info: RunInfo, outcomes: ReadonlyArray<ScenarioOutcome>, svgFile: string): string => {
   const withTarget = outcomes.filter((o) => o.spec.target !== undefined)
   const met = withTarget.filter((o) => o.summary.met === true).length
   const errors = errorLines(outcomes)
+  const etcds = info.systems.filter((x) => x !== "etcd-effect").join(", ")
   const lines = [
     BEGIN_MARKER,
-    "## etcd-effect vs etcd 3.4.23, side by side (bench:compare)",
+    `## etcd-effect vs ${etcds}, side by side (bench:compare)`,
     "",
     "_This section is written by `npm run bench:compare` (between the bench:compare markers); re-run it rather than edit._",
     "",
     `Run of ${info.date.toISOString().replace(/\.\d+Z$/, "Z")} (${info.elapsedS.toFixed(0)} s${info.quick ? ", --quick: smoke sizes, not a measurement" : ""}). ` +
-      `Machine: ${info.cpu}, ${info.cores} cores, Node ${info.node}, etcd ${info.etcdVersion}; ` +
+      `Machine: ${info.cpu}, ${info.cores} cores, Node ${info.node}, ${versionLine(info)}; ` +
+      `${info.pinned ? "pinned (load generator on CPU 0, server on CPU 1); " : "unpinned; "}` +
       `load average (1/5/15 min) ${load(info.loadBefore)} before, ${load(info.loadAfter)} after.`,
     ...loadWarning(info),
     "",
@@ -166,26 +202,30 @@ export const renderSection = (info: RunInfo, outcomes: ReadonlyArray<ScenarioOut
     info.command,
     "```",
     "",
-    `Targets met: **${met} of ${withTarget.length}** (issue 6's ratios; ${outcomes.length - withTarget.length} informational).`,
+    `Targets met: **${met} of ${withTarget.length}** rows (issue 29's targets, round 3; ${outcomes.length - withTarget.length} informational). ` +
+      "A star marks the better etcd, the one the ratio divides by.",
     "",
-    `![ratio etcd-effect / etcd per scenario, log scale](${svgFile})`,
+    `![ratio etcd-effect / the better etcd per scenario, log scale](${svgFile})`,
     "",
     renderMarkdownTable(outcomes),
     ...latencyLines(outcomes),
     "",
     "How it is measured:",
-    `- Every measurement starts a fresh server with an empty data dir under \`os.tmpdir()\` (both on the same filesystem), waits until it answers a Range, runs a shorter warm-up of the same load that is not recorded (not for the idle-RSS rows, which open a warm-up stream instead, and not for \`watch-latency-cold\`, which times a fresh server's first seconds), runs the load, and stops it; only one server runs at a time. Each scenario runs ${info.rounds} round${info.rounds === 1 ? "" : "s"}, etcd first in odd rounds and etcd-effect first in even rounds; the table gives each system's median and every round's value.`,
+    `- Every measurement starts a fresh server with an empty data dir under \`os.tmpdir()\` (all on the same filesystem), waits until it answers a Range, runs a shorter warm-up of the same load that is not recorded (not for the RSS rows, and not for \`watch-latency-cold\`, which times a fresh server's first seconds), runs the load, and stops it; only one server runs at a time. Each scenario runs ${info.rounds} round${info.rounds === 1 ? "" : "s"} per instrument; the systems' order rotates, so each goes first once in every ${info.systems.length} rounds. The table gives each system's median and every round's value, and the 1-minute load average at the measurements' starts.`,
     "- Same durability: etcd fsyncs its WAL before acknowledging a write, etcd-effect fdatasyncs its write-ahead log before acknowledging and commits LMDB with sync on (no `--unsafe-no-fsync`, no `noSync`).",
-    "- etcd: Debian's `/usr/bin/etcd`, one member on loopback, default flags (`--log-level error`). etcd-effect: `node dist/cli/main.js serve` on loopback" +
+    "- etcd 3.4: Debian's `/usr/bin/etcd`; etcd 3.6/3.7: built from the Go module proxy by `benchmarks/go/build.sh`; one member on loopback, default flags (`--log-level error`). etcd-effect: `node dist/cli/main.js serve` on loopback" +
       (info.notes !== undefined && info.notes.length > 0 ? ` (${info.notes.join("; ")})` : "") +
       ".",
-    "- The load generator is `src/bench` (the `etcd-effect bench` command: gRPC over its own lean HTTP/2 client, decoding only what it counts), in the bench process on the same cores as the server.",
-    "- RSS per idle watcher: VmRSS of the server process (from /proc/<pid>/status) after a warm-up watch stream and 1 s of quiet, then again 2 s after the idle watchers were all created; the growth divided by the watchers.",
-    "- ratio = etcd-effect / etcd of the medians. Higher is better for throughputs (target ≥), lower for latency and memory (target ≤). Range has no target in issue 6: informational.",
+    "- Instruments: `bench` is `src/bench` (the `etcd-effect bench` command: gRPC over its own lean HTTP/2 client, decoding only what it counts) in the bench:compare process; `etcd-tool` is etcd's own `tools/benchmark` (clientv3 over grpc-go, `--precise`), a child process. etcd-tool's watch latency runs from the put's response to the event (an event that comes first counts 0), bench's from the put's send (its time is in the value) to the event." +
+      (info.pinned
+        ? " Pinned: the bench:compare process and the tool on CPU 0, the server on CPU 1 (`taskset`)."
+        : " Unpinned: load generator and server share both cores."),
+    "- RSS per idle watcher: VmRSS of the server process (from /proc/<pid>/status) after a warm-up watch stream and 1 s of quiet, then again 2 s after the idle watchers were all created; the growth divided by the watchers. Idle server RSS: VmRSS 3 s after the first answered Range, in MB of 10^6 bytes.",
+    "- ratio = etcd-effect / the better etcd's median. Higher is better for throughputs (target ≥), lower for latency and memory (target ≤); an absolute target (idle RSS) is our own figure.",
     "",
-    "Options: `npm run bench:compare -- [--rounds N] [--only watch,put,…] [--quick] [--write | --no-write] [--cpu-prof DIR] [--json FILE]`. " +
+    "Options: `npm run bench:compare -- [--rounds N] [--only watch,put,…] [--etcd 3.4,3.6[,3.7]] [--instrument bench,etcd-tool] [--pin] [--quick] [--write | --no-write] [--cpu-prof DIR] [--json FILE]`. " +
       "A full run (all scenarios, not `--quick`) rewrites this section and `docs/bench-compare.svg`; `--only` and `--quick` runs print only, unless `--write`. " +
-      "`--cpu-prof DIR` runs our server under `node --cpu-prof` (one `<scenario>-round<N>.cpuprofile` per start). The command exits 0 even when rounds failed: they are listed here and on stdout."
+      "`--cpu-prof DIR` runs our server under `node --cpu-prof` (one `<scenario>-<instrument>-round<N>.cpuprofile` per start). The command exits 0 even when rounds failed: they are listed here and on stdout."
   ]
   if (errors.length > 0) lines.push("", "Failed rounds (left out of the medians):", "", ...errors.map((e) => `- ${e}`))
   lines.push(END_MARKER)
@@ -220,16 +260,19 @@ export interface ChartBar {
 }
 
 export const chartBars = (outcomes: ReadonlyArray<ScenarioOutcome>): Array<ChartBar> =>
-  outcomes.map((o) => ({
-    label: o.spec.title,
-    sublabel: `${o.spec.unit}, ${o.spec.higherIsBetter ? "higher" : "lower"} is better · ${
-      o.spec.target === undefined ? "no target" : `target ${formatTarget(o.spec.target)}`
-    }`,
-    ...(o.summary.ratio === undefined ? {} : { ratio: o.summary.ratio }),
-    ...(o.spec.target === undefined ? {} : { target: o.spec.target }),
-    ...(o.summary.met === undefined ? {} : { met: o.summary.met }),
-    tooltip: `${o.spec.id}: etcd ${formatValue(o.summary.etcd)}, etcd-effect ${formatValue(o.summary.ours)} ${o.spec.unit}`
-  }))
+  outcomes
+    // an absolute target (idle RSS) has no ratio to draw
+    .filter((o) => o.spec.target?.absolute === undefined)
+    .map((o) => ({
+      label: `${o.spec.title} (${o.instrument})`,
+      sublabel: `${o.spec.unit}, ${o.spec.higherIsBetter ? "higher" : "lower"} is better · ${
+        o.spec.target === undefined ? "no target" : `target ${formatTarget(o.spec.target)}`
+      }`,
+      ...(o.summary.ratio === undefined ? {} : { ratio: o.summary.ratio }),
+      ...(o.spec.target === undefined ? {} : { target: o.spec.target }),
+      ...(o.summary.met === undefined ? {} : { met: o.summary.met }),
+      tooltip: `${o.spec.id} (${o.instrument}): ${o.summary.bestEtcd ?? "etcd"} ${formatValue(o.summary.etcd)}, etcd-effect ${formatValue(o.summary.ours)} ${o.spec.unit}`
+    }))
 
 const COLORS = { met: "#2e7d32", missed: "#c62828", info: "#607d8b", axis: "#555555", grid: "#dddddd" }
 
@@ -262,7 +305,7 @@ export const renderSvg = (bars: ReadonlyArray<ChartBar>, title: string, subtitle
   const H = top + bars.length * rowH + 70
   const finite = bars.flatMap((b) => [
     ...(b.ratio !== undefined && b.ratio > 0 ? [b.ratio] : []),
-    ...(b.target !== undefined ? [b.target.ratio] : [])
+    ...(b.target?.ratio !== undefined ? [b.target.ratio] : [])
   ])
   const lo = 10 ** Math.floor(Math.log10(Math.min(0.1, ...finite.map((r) => r / 1.2))))
   const hi = 10 ** Math.ceil(Math.log10(Math.max(10, ...finite.map((r) => r * 1.2))))
@@ -287,8 +330,8 @@ export const renderSvg = (bars: ReadonlyArray<ChartBar>, title: string, subtitle
   out.push(
     `<line x1="${x0}" y1="${axisY}" x2="${x0 + plotW}" y2="${axisY}" stroke="${COLORS.axis}" stroke-width="1"/>`,
     `<line x1="${f(x(1))}" y1="${top - 12}" x2="${f(x(1))}" y2="${axisY}" stroke="${COLORS.axis}" stroke-width="1" stroke-dasharray="4 3"/>`,
-    `<text x="${f(x(1))}" y="${top - 16}" text-anchor="middle" fill="${COLORS.axis}" font-size="11">parity with etcd</text>`,
-    `<text x="${x0 + plotW / 2}" y="${axisY + 36}" text-anchor="middle" fill="${COLORS.axis}">ratio etcd-effect / etcd (log scale)</text>`
+    `<text x="${f(x(1))}" y="${top - 16}" text-anchor="middle" fill="${COLORS.axis}" font-size="11">parity with the better etcd</text>`,
+    `<text x="${x0 + plotW / 2}" y="${axisY + 36}" text-anchor="middle" fill="${COLORS.axis}">ratio etcd-effect / the better etcd (log scale)</text>`
   )
   bars.forEach((b, i) => {
     const y = top + i * rowH
@@ -312,7 +355,7 @@ export const renderSvg = (bars: ReadonlyArray<ChartBar>, title: string, subtitle
     } else {
       out.push(`<text x="${valueX}" y="${f(barY + 14)}" fill="${COLORS.missed}">no result</text>`)
     }
-    if (b.target !== undefined) {
+    if (b.target?.ratio !== undefined) {
       const tx = f(x(b.target.ratio))
       out.push(
         `<line class="target" x1="${tx}" y1="${f(barY - 5)}" x2="${tx}" y2="${f(barY + barH + 5)}" stroke="#000000" stroke-width="3"/>`

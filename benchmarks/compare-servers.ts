@@ -1,6 +1,6 @@
 /**
- * The two servers bench:compare measures, as child processes it owns: our `etcd-effect serve` and
- * Debian's etcd 3.4.23 (benchmarks/etcd.ts). Every child and temp dir is recorded in `cleanup` so an
+ * The servers bench:compare measures, as child processes it owns: our `etcd-effect serve`, Debian's
+ * etcd 3.4.23 and etcd 3.6/3.7 from benchmarks/go/build.sh (benchmarks/etcd.ts starts each etcd). Every child and temp dir is recorded in `cleanup` so an
  * error, Ctrl-C or a plain exit never leaves one behind. Also: VmRSS from /proc/<pid>/status.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
@@ -9,7 +9,7 @@ import * as http2 from "node:http2"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { ETCD_BIN, freePort, sleep, startEtcd } from "./etcd.js"
-import type { SystemName } from "./compare-stats.js"
+import type { EtcdName, SystemName } from "./compare-stats.js"
 
 export interface Server {
   readonly system: SystemName
@@ -76,8 +76,8 @@ export const readRss = (pid: number | "self"): number => {
 
 // ---- readiness -----------------------------------------------------------------------------------
 
-/** One unary Range for key "health" over raw gRPC; resolves true when grpc-status is 0. */
-export const probeRange = (endpoint: string, timeoutMs = 1000): Promise<boolean> =>
+/** One unary gRPC call of `path` with `message` (an encoded request) over node:http2; true when grpc-status is 0. */
+const unaryOk = (endpoint: string, grpcPath: string, message: Buffer, timeoutMs: number): Promise<boolean> =>
   new Promise((resolve) => {
     let done = false
     const finish = (ok: boolean) => {
@@ -91,14 +91,12 @@ export const probeRange = (endpoint: string, timeoutMs = 1000): Promise<boolean>
     const timer = setTimeout(() => finish(false), timeoutMs)
     const session = http2.connect(`http://${endpoint}`)
     session.on("error", () => finish(false))
-    const key = Buffer.from("health")
-    const message = Buffer.concat([Buffer.from([0x0a, key.length]), key]) // RangeRequest.key = 1
     const frame = Buffer.alloc(5 + message.length)
     frame.writeUInt32BE(message.length, 1)
     message.copy(frame, 5)
     const req = session.request({
       ":method": "POST",
-      ":path": "/etcdserverpb.KV/Range",
+      ":path": grpcPath,
       "content-type": "application/grpc",
       te: "trailers"
     })
@@ -114,6 +112,21 @@ export const probeRange = (endpoint: string, timeoutMs = 1000): Promise<boolean>
     req.on("error", () => finish(false))
     req.end(frame)
   })
+
+/** One unary Range for key "health" over raw gRPC; resolves true when grpc-status is 0. */
+export const probeRange = (endpoint: string, timeoutMs = 1000): Promise<boolean> => {
+  const key = Buffer.from("health")
+  // RangeRequest.key = 1
+  return unaryOk(endpoint, "/etcdserverpb.KV/Range", Buffer.concat([Buffer.from([0x0a, key.length]), key]), timeoutMs)
+}
+
+/** One unary Put of `key` = `value` (each under 128 bytes); true when it succeeded (seeds a run's key). */
+export const putKey = (endpoint: string, key: string, value: Buffer, timeoutMs = 5000): Promise<boolean> => {
+  const k = Buffer.from(key)
+  // PutRequest{key=1, value=2}
+  const message = Buffer.concat([Buffer.from([0x0a, k.length]), k, Buffer.from([0x12, value.length]), value])
+  return unaryOk(endpoint, "/etcdserverpb.KV/Put", message, timeoutMs)
+}
 
 // ---- our server ----------------------------------------------------------------------------------
 
@@ -143,6 +156,8 @@ export interface OursOptions {
   /** the profile's file name (node's --cpu-prof-name), e.g. "watch-round1.cpuprofile" */
   readonly cpuProfName?: string
   readonly readyTimeoutMs?: number
+  /** a command the server runs under, e.g. ["taskset", "-c", "1"] (it must exec, keeping the pid) */
+  readonly wrap?: ReadonlyArray<string>
 }
 
 const tail = (lines: Array<string>) =>
@@ -174,7 +189,12 @@ const startOursOnce = async (options: OursOptions): Promise<Server> => {
     "warn"
   ]
   if (serveHasMetricsFlag()) args.push("--listen-metrics-urls", `http://127.0.0.1:${await freePort()}`)
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() })
+  const wrap = options.wrap ?? []
+  const child: ChildProcess = spawn(
+    wrap[0] ?? process.execPath,
+    wrap.length === 0 ? args : [...wrap.slice(1), process.execPath, ...args],
+    { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() }
+  )
   const output: Array<string> = []
   const keep = (chunk: Buffer) => {
     output.push(chunk.toString())
@@ -237,10 +257,10 @@ export const startOurs = async (options: OursOptions): Promise<Server> => {
 
 export const etcdInstalled = (): boolean => fs.existsSync(ETCD_BIN)
 
-/** "3.4.23 (Go go1.19.8)" from `etcd --version`. */
-export const etcdVersion = (): string => {
+/** "3.4.23 (Go go1.19.8)" from `etcd --version` of `bin` (default: Debian's). */
+export const etcdVersion = (bin: string = ETCD_BIN): string => {
   try {
-    const text = execFileSync(ETCD_BIN, ["--version"], { encoding: "utf8", timeout: 10_000 })
+    const text = execFileSync(bin, ["--version"], { encoding: "utf8", timeout: 10_000 })
     const v = /etcd Version:\s*(\S+)/.exec(text)?.[1] ?? "unknown"
     const go = /Go Version:\s*(\S+)/.exec(text)?.[1]
     return go === undefined ? v : `${v} (${go})`
@@ -249,9 +269,19 @@ export const etcdVersion = (): string => {
   }
 }
 
-export const startEtcdServer = async (root: string): Promise<Server> => {
+export interface EtcdServerOptions {
+  /** which etcd this is (default etcd-3.4) */
+  readonly system?: EtcdName
+  /** its binary (default ETCD_BIN) */
+  readonly bin?: string
+  readonly wrap?: ReadonlyArray<string>
+}
+
+export const startEtcdServer = async (root: string, options: EtcdServerOptions = {}): Promise<Server> => {
   let spawned: number | undefined
   const etcd = await startEtcd(root, "etcd-", {
+    ...(options.bin === undefined ? {} : { bin: options.bin }),
+    ...(options.wrap === undefined ? {} : { wrap: options.wrap }),
     env: cleanEnv(),
     readyTimeoutMs: 30_000,
     // registered at once: a Ctrl-C while it starts must still kill it
@@ -274,7 +304,7 @@ export const startEtcdServer = async (root: string): Promise<Server> => {
     }
   }
   return {
-    system: "etcd",
+    system: options.system ?? "etcd-3.4",
     endpoint: etcd.endpoint,
     pid: etcd.pid,
     exited,

@@ -3,8 +3,13 @@
  */
 import type { ScenarioSpec, Target } from "./compare-scenarios.js"
 
-export const SYSTEMS = ["etcd", "etcd-effect"] as const
-export type SystemName = (typeof SYSTEMS)[number]
+/** The etcd releases bench:compare can run (3.4.23 from Debian, 3.6 and 3.7 from benchmarks/go). */
+export const ETCDS = ["etcd-3.4", "etcd-3.6", "etcd-3.7"] as const
+export type EtcdName = (typeof ETCDS)[number]
+export const OURS = "etcd-effect"
+export type SystemName = EtcdName | typeof OURS
+export const SYSTEMS: ReadonlyArray<SystemName> = [...ETCDS, OURS]
+export const isEtcd = (s: SystemName): s is EtcdName => s !== OURS
 
 /** One measurement: one scenario, one system, one round, on a fresh server. */
 export interface Sample {
@@ -19,11 +24,16 @@ export interface Sample {
 }
 
 export interface Summary {
+  /** each system's median over its successful rounds */
+  readonly medians: Readonly<Partial<Record<SystemName, number>>>
+  /** the etcd with the better median (the one ours is compared with) */
+  readonly bestEtcd?: EtcdName
+  /** that etcd's median */
   readonly etcd?: number
   readonly ours?: number
-  /** ours / etcd */
+  /** ours / the better etcd */
   readonly ratio?: number
-  /** undefined: no target (informational) or no ratio */
+  /** undefined: no target (informational) or nothing to judge */
   readonly met?: boolean
 }
 
@@ -39,34 +49,65 @@ export const median = (values: ReadonlyArray<number>): number | undefined => {
 export const ratioOf = (ours: number | undefined, etcd: number | undefined): number | undefined =>
   ours === undefined || etcd === undefined || !(etcd > 0) || !Number.isFinite(ours) ? undefined : ours / etcd
 
-export const targetMet = (target: Target | undefined, ratio: number | undefined): boolean | undefined => {
-  if (target === undefined || ratio === undefined) return undefined
-  return target.op === ">=" ? ratio >= target.ratio : ratio <= target.ratio
+/**
+ * Whether a target is met: a ratio target by ours / the better etcd, an absolute one (e.g. idle
+ * RSS ≤ 70 MB) by our own median.
+ */
+export const targetMet = (
+  target: Target | undefined,
+  ratio: number | undefined,
+  ours?: number
+): boolean | undefined => {
+  if (target === undefined) return undefined
+  const x = target.absolute !== undefined ? ours : ratio
+  const bound = target.absolute ?? target.ratio
+  if (x === undefined || bound === undefined) return undefined
+  return target.op === ">=" ? x >= bound : x <= bound
 }
 
 export const valuesOf = (samples: ReadonlyArray<Sample>): Array<number> =>
   samples.flatMap((s) => (s.value !== undefined && s.error === undefined ? [s.value] : []))
 
-/** Medians over the successful rounds of each system, their ratio and whether it meets the target. */
+/**
+ * Medians over the successful rounds of each system; the better etcd (higher or lower median, as
+ * the scenario reads); ours / that etcd; and whether it meets the target.
+ */
 export const summarize = (
-  spec: Pick<ScenarioSpec, "target">,
-  etcd: ReadonlyArray<Sample>,
-  ours: ReadonlyArray<Sample>
+  spec: Pick<ScenarioSpec, "target" | "higherIsBetter">,
+  samples: Readonly<Partial<Record<SystemName, ReadonlyArray<Sample>>>>
 ): Summary => {
-  const e = median(valuesOf(etcd))
-  const o = median(valuesOf(ours))
+  const medians: Partial<Record<SystemName, number>> = {}
+  for (const system of SYSTEMS) {
+    const m = median(valuesOf(samples[system] ?? []))
+    if (m !== undefined) medians[system] = m
+  }
+  let bestEtcd: EtcdName | undefined
+  for (const e of ETCDS) {
+    const m = medians[e]
+    if (m === undefined) continue
+    const best = bestEtcd === undefined ? undefined : medians[bestEtcd]!
+    if (best === undefined || (spec.higherIsBetter ? m > best : m < best)) bestEtcd = e
+  }
+  const e = bestEtcd === undefined ? undefined : medians[bestEtcd]
+  const o = medians[OURS]
   const ratio = ratioOf(o, e)
-  const met = targetMet(spec.target, ratio)
+  const met = targetMet(spec.target, ratio, o)
   return {
-    ...(e === undefined ? {} : { etcd: e }),
+    medians,
+    ...(bestEtcd === undefined ? {} : { bestEtcd, etcd: e! }),
     ...(o === undefined ? {} : { ours: o }),
     ...(ratio === undefined ? {} : { ratio }),
     ...(met === undefined ? {} : { met })
   }
 }
 
-export const formatTarget = (target: Target | undefined): string =>
-  target === undefined ? "none (informational)" : `${target.op === ">=" ? "≥" : "≤"} ${target.ratio}`
+export const formatTarget = (target: Target | undefined, unit = ""): string => {
+  if (target === undefined) return "none (informational)"
+  const op = target.op === ">=" ? "≥" : "≤"
+  return target.absolute !== undefined
+    ? `${op} ${formatValue(target.absolute)}${unit === "" ? "" : ` ${unit}`} (ours)`
+    : `${op} ${target.ratio}×`
+}
 
 export const formatMet = (met: boolean | undefined): string => (met === undefined ? "–" : met ? "✓" : "✗")
 

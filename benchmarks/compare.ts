@@ -1,27 +1,38 @@
 /**
- * `npm run bench:compare`: etcd-effect's server against Debian's etcd 3.4.23, side by side on this
- * machine, with issue 6's targets for the ratio etcd-effect / etcd.
+ * `npm run bench:compare`: etcd-effect's server against etcd 3.4.23 (Debian) and the newest etcd
+ * 3.6 (benchmarks/go/build.sh), side by side on this machine, each figure compared with the better
+ * of the etcds, with issue 29's targets (round 3).
  *
- *   npm run bench:compare [-- --rounds N] [--only a,b] [--quick] [--write|--no-write]
+ *   npm run bench:compare [-- --rounds N] [--only a,b] [--quick] [--etcd 3.4,3.6[,3.7]]
+ *                            [--instrument bench,etcd-tool] [--pin] [--write|--no-write]
  *                            [--cpu-prof DIR] [--json FILE]
  *
- * Each scenario (benchmarks/compare-scenarios.ts) runs `--rounds` rounds (default 3); in every round each
- * system gets a fresh server (start, wait until it answers, measure, stop), etcd first in odd rounds
- * and ours first in even ones. The load comes from src/bench (the `etcd-effect bench` generator) in
- * this process. Output: a table on stdout (medians, ratio, target, every round), progress on stderr.
+ * Each scenario (benchmarks/compare-scenarios.ts) runs on each instrument that has it: `bench`
+ * (src/bench in this process) and `etcd-tool` (etcd's tools/benchmark, a Go child process). Every
+ * round gives each system a fresh server (start, wait until it answers, warm up, measure, stop);
+ * the order rotates so each system goes first once in every `systems` rounds.
  *
+ * --pin puts the load on CPU 0 (this process and the tool) and the server on CPU 1 (`taskset`).
  * --write rewrites the marked section of docs/benchmarks.md and docs/bench-compare.svg. It is on by
  * default for a full run (all scenarios, not --quick) and off otherwise; --write / --no-write decide.
  * --cpu-prof DIR runs our server under `node --cpu-prof --cpu-prof-dir DIR`: one profile per server
- * start, <scenario>-round<N>.cpuprofile (overwritten by a later run), written when it exits on SIGTERM.
+ * start, <scenario>-<instrument>-round<N>.cpuprofile, written when it exits on SIGTERM.
  */
 import { Cause, Effect, Exit } from "effect"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import * as Bench from "../src/bench/index.js"
-import { type LoadOptions, type ScenarioSpec, selectScenarios } from "./compare-scenarios.js"
+import {
+  type Instrument,
+  INSTRUMENTS,
+  type LoadOptions,
+  runsOn,
+  type ScenarioSpec,
+  selectScenarios
+} from "./compare-scenarios.js"
 import {
   chartBars,
   renderSection,
@@ -37,25 +48,32 @@ import {
   etcdVersion,
   ourMain,
   projectRoot,
+  putKey,
   readRss,
   serveHasMetricsFlag,
   type Server,
   startEtcdServer,
   startOurs
 } from "./compare-servers.js"
-import { formatValue, type Sample, summarize, type SystemName } from "./compare-stats.js"
+import { type EtcdName, formatValue, OURS, type Sample, summarize, type SystemName } from "./compare-stats.js"
 import { ETCD_BIN, sleep } from "./etcd.js"
+import { goInstruments, p50Ms, p99Ms, runTool } from "./etcd-tool.js"
 
 const usage = `usage: npm run bench:compare [-- options]
-  --rounds N       rounds per scenario (default 3)
-  --only a,b       scenarios: watch, watch-latency, watch-create, watch-catchup, put, range,
-                   watch-idle, watch-idle-streams (default all)
-  --quick          tiny sizes: a smoke run, not a measurement
-  --write          rewrite docs/benchmarks.md's bench:compare section and docs/bench-compare.svg
-                   (default: on for a full run, off with --quick or --only)
-  --no-write       never write the docs
-  --cpu-prof DIR   run our server under node --cpu-prof --cpu-prof-dir DIR
-  --json FILE      also write every sample as JSON to FILE`
+  --rounds N          rounds per scenario (default 3)
+  --only a,b          scenarios: watch, watch-latency-100, watch-latency-1000, watch-latency-cold,
+                      watch-create, watch-catchup, put, txn-put, range, watch-get, watch-idle,
+                      watch-idle-streams, serve-idle (default all)
+  --etcd 3.4,3.6      the etcds to run (3.4 is Debian's /usr/bin/etcd; 3.6 and 3.7 come from
+                      benchmarks/go/build.sh or $ETCD_36_BIN / $ETCD_37_BIN); default 3.4,3.6
+  --instrument a,b    bench (src/bench), etcd-tool (etcd's tools/benchmark); default both
+  --pin               load generator on CPU 0, server on CPU 1 (taskset)
+  --quick             tiny sizes: a smoke run, not a measurement
+  --write             rewrite docs/benchmarks.md's bench:compare section and docs/bench-compare.svg
+                      (default: on for a full run, off with --quick or --only)
+  --no-write          never write the docs
+  --cpu-prof DIR      run our server under node --cpu-prof --cpu-prof-dir DIR
+  --json FILE         also write every sample as JSON to FILE`
 
 const fail = (message: string): never => {
   process.stderr.write(`bench:compare: ${message}\n`)
@@ -72,6 +90,9 @@ const parsed = (() => {
         write: { type: "boolean" },
         "no-write": { type: "boolean" },
         "cpu-prof": { type: "string" },
+        etcd: { type: "string" },
+        instrument: { type: "string" },
+        pin: { type: "boolean", default: false },
         json: { type: "string" },
         help: { type: "boolean", short: "h", default: false }
       },
@@ -95,9 +116,59 @@ const fullRun = !quick && parsed.only === undefined
 const write = parsed["no-write"] === true ? false : parsed.write === true ? true : fullRun
 const cpuProfDir = parsed["cpu-prof"] === undefined ? undefined : path.resolve(parsed["cpu-prof"])
 
-if (!etcdInstalled()) fail(`etcd not found at ${ETCD_BIN} (set ETCD_BIN): nothing to compare against`)
+const pinned = parsed.pin === true
+const listOf = (text: string | undefined, fallback: string) =>
+  (text ?? fallback)
+    .split(",")
+    .map((x) => x.trim())
+    .filter((x) => x !== "")
+const etcdNames = listOf(parsed.etcd, "3.4,3.6").map((v) => `etcd-${v}`)
+for (const e of etcdNames) {
+  if (!["etcd-3.4", "etcd-3.6", "etcd-3.7"].includes(e)) fail(`--etcd: unknown etcd ${e.slice(5)} (3.4, 3.6, 3.7)`)
+}
+const instruments = listOf(parsed.instrument, INSTRUMENTS.join(",")) as Array<Instrument>
+for (const i of instruments) if (!INSTRUMENTS.includes(i)) fail(`--instrument: unknown ${i} (bench, etcd-tool)`)
+
+if (etcdNames.includes("etcd-3.4") && !etcdInstalled()) {
+  fail(`etcd not found at ${ETCD_BIN} (set ETCD_BIN): nothing to compare against`)
+}
 if (!fs.existsSync(ourMain())) fail(`${ourMain()} is missing: run \`npm run build\` first`)
 if (cpuProfDir !== undefined) fs.mkdirSync(cpuProfDir, { recursive: true })
+
+/** The etcd binaries and the tool: Go builds only when something asks for them. */
+const go = (() => {
+  const needs = etcdNames.some((e) => e !== "etcd-3.4") || instruments.includes("etcd-tool")
+  if (!needs) return { bins: {} as Record<string, string> }
+  process.stderr.write("bench:compare: benchmarks/go/build.sh (cached after the first build)\n")
+  const r = goInstruments(projectRoot())
+  return r
+})()
+const etcdBins: Record<EtcdName, string | undefined> = {
+  "etcd-3.4": ETCD_BIN,
+  "etcd-3.6": go.bins["ETCD_36_BIN"],
+  "etcd-3.7": go.bins["ETCD_37_BIN"]
+}
+for (const e of etcdNames) {
+  if (etcdBins[e as EtcdName] === undefined)
+    fail(`no binary for ${e}: ${go.problem ?? "set ETCD_36_BIN / ETCD_37_BIN"}`)
+}
+const toolBin = go.bins["ETCD_BENCHMARK_BIN"]
+if (instruments.includes("etcd-tool") && toolBin === undefined) {
+  fail(`etcd's benchmark tool is not available: ${go.problem ?? "set ETCD_BENCHMARK_BIN"}`)
+}
+const systems: ReadonlyArray<SystemName> = [...(etcdNames as Array<EtcdName>), OURS]
+
+/** --pin: this process (every thread) on CPU 0 before any load runs; servers on CPU 1. */
+const LOAD_CPU = ["taskset", "-c", "0"]
+const SERVER_CPU = ["taskset", "-c", "1"]
+if (pinned) {
+  if (os.cpus().length < 2) fail("--pin needs two CPUs")
+  try {
+    execFileSync("taskset", ["-a", "-cp", "0", String(process.pid)], { stdio: "ignore" })
+  } catch (e) {
+    fail(`--pin: taskset failed: ${String(e).split("\n")[0]}`)
+  }
+}
 
 // ---- cleanup on every way out ---------------------------------------------------------------------
 
@@ -195,36 +266,102 @@ const measureIdleRss = async (options: LoadOptions, server: Server, round: numbe
   return { round, value: (after - before) / created, durationMs: createMs, detail }
 }
 
-const measure = async (spec: ScenarioSpec, system: SystemName, round: number): Promise<Sample> => {
+/** The tool's run: warm-up, then the measured run; its summary's rate or p99 is the figure. */
+const measureTool = async (spec: ScenarioSpec, server: Server, round: number): Promise<Sample> => {
+  const tool = spec.tool!
+  const timeoutMs = quick ? 90_000 : 300_000
+  const run = (args: ReadonlyArray<string>) =>
+    runTool(toolBin!, server.endpoint, args, {
+      ...(tool.section === undefined ? {} : { section: tool.section }),
+      ...(pinned ? { wrap: LOAD_CPU } : {}),
+      timeoutMs,
+      onSpawn: (pid) => cleanup.pids.add(pid),
+      onExit: (pid) => cleanup.pids.delete(pid)
+    })
+  if (tool.seedKey !== undefined && !(await putKey(server.endpoint, tool.seedKey, Buffer.alloc(100, 0x61)))) {
+    return { round, error: `could not write ${tool.seedKey}` }
+  }
+  if (!quick && tool.warmUp !== undefined) await run(tool.warmUp)
+  const cpu0 = cpuTicks(server.pid)
+  const { summary, wallMs } = await run(quick ? tool.quick : tool.args)
+  const cpu1 = cpuTicks(server.pid)
+  const value = tool.metric === "rate" ? (summary.rps ?? Number.NaN) : p99Ms(summary)
+  const p50 = p50Ms(summary)
+  const detail = {
+    unit: spec.unit,
+    args: (quick ? tool.quick : tool.args).join(" "),
+    totalS: summary.totalS,
+    rps: summary.rps,
+    ...(cpu0 === undefined || cpu1 === undefined ? {} : { serverCpuMs: (cpu1 - cpu0) * 10 }),
+    ...(tool.metric === "p99" && p50 !== undefined ? { latencyMs: { p50, p99: p99Ms(summary) } } : {})
+  }
+  if (summary.errors > 0) {
+    return { round, value, durationMs: wallMs, error: `${summary.errors} errors, first: ${summary.firstError}`, detail }
+  }
+  if (!Number.isFinite(value)) return { round, error: "no figure in the tool's report", detail }
+  return { round, value, durationMs: (summary.totalS ?? wallMs / 1000) * 1000, detail }
+}
+
+/** utime + stime of a process in clock ticks (10 ms), from /proc/<pid>/stat. */
+const cpuTicks = (pid: number): number | undefined => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8")
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+    return Number(fields[11]) + Number(fields[12])
+  } catch {
+    return undefined
+  }
+}
+
+/** The server's VmRSS 3 s after it first answered, in MB (10^6 bytes). */
+const measureServeRss = async (server: Server, round: number): Promise<Sample> => {
+  await sleep(3000)
+  const rss = readRss(server.pid)
+  return { round, value: rss / 1e6, detail: { rss } }
+}
+
+const startSystem = (spec: ScenarioSpec, instrument: Instrument, system: SystemName, round: number) =>
+  system === OURS
+    ? startOurs({
+        root,
+        ...(pinned ? { wrap: SERVER_CPU } : {}),
+        ...(cpuProfDir === undefined
+          ? {}
+          : { cpuProfDir, cpuProfName: `${spec.id}-${instrument}-round${round}.cpuprofile` })
+      })
+    : startEtcdServer(root, { system, bin: etcdBins[system]!, ...(pinned ? { wrap: SERVER_CPU } : {}) })
+
+const measure = async (
+  spec: ScenarioSpec,
+  instrument: Instrument,
+  system: SystemName,
+  round: number
+): Promise<Sample> => {
   // interrupted: the signal handler is stopping everything and exits; start nothing new
   if (interrupted) return new Promise<never>(() => {})
   const options = quick ? spec.quick : spec.options
   let server: Server
   try {
-    server =
-      system === "etcd"
-        ? await startEtcdServer(root)
-        : await startOurs({
-            root,
-            ...(cpuProfDir === undefined ? {} : { cpuProfDir, cpuProfName: `${spec.id}-round${round}.cpuprofile` })
-          })
+    server = await startSystem(spec, instrument, system, round)
   } catch (e) {
     return { round, error: `start: ${e instanceof Error ? e.message : String(e)}` }
   }
   live = server
   let sample: Sample
   try {
-    if (spec.kind === "run" && !quick && spec.warmUp !== undefined) {
-      await runEffect(
-        Bench.run(spec.bench!, { ...spec.warmUp, endpoints: [server.endpoint] }).pipe(
-          Effect.timeoutFail({ duration: TIMEOUT, onTimeout: () => new Error(`warm-up timed out after ${TIMEOUT}`) })
+    if (spec.kind === "serve-rss") sample = await measureServeRss(server, round)
+    else if (spec.kind === "idle-rss") sample = await measureIdleRss(options, server, round)
+    else if (instrument === "etcd-tool") sample = await measureTool(spec, server, round)
+    else {
+      if (!quick && spec.warmUp !== undefined) {
+        await runEffect(
+          Bench.run(spec.bench!, { ...spec.warmUp, endpoints: [server.endpoint] }).pipe(
+            Effect.timeoutFail({ duration: TIMEOUT, onTimeout: () => new Error(`warm-up timed out after ${TIMEOUT}`) })
+          )
         )
-      )
+      }
+      sample = await measureRun(spec, options, server, round)
     }
-    sample =
-      spec.kind === "run"
-        ? await measureRun(spec, options, server, round)
-        : await measureIdleRss(options, server, round)
   } catch (e) {
     sample = { round, error: e instanceof Error ? e.message : String(e) }
   }
@@ -268,47 +405,68 @@ const commandLine = (): string => {
     .join(" ")
 }
 
+/** Round r's order: the systems rotated by r − 1, so each goes first once in every `systems` rounds. */
+const orderOf = (round: number): ReadonlyArray<SystemName> => {
+  const k = (round - 1) % systems.length
+  return [...systems.slice(k), ...systems.slice(0, k)]
+}
+
 const main = async () => {
   const startedAt = new Date()
   const t0 = performance.now()
   const loadBefore = os.loadavg()
   const notes = serveHasMetricsFlag() ? ["`--listen-metrics-urls` on a free port"] : []
   if (cpuProfDir !== undefined) notes.push(`under node --cpu-prof`)
+  const versions = Object.fromEntries(
+    systems.map((sys) => [sys, sys === OURS ? `Node ${process.version}` : etcdVersion(etcdBins[sys]!)])
+  ) as Record<SystemName, string>
   process.stderr.write(
-    `bench:compare: ${specs.length} scenario(s) × ${rounds} round(s)${quick ? " (quick)" : ""}; ` +
+    `bench:compare: ${specs.length} scenario(s) × ${rounds} round(s) × ${systems.join(", ")} on ${instruments.join(", ")}` +
+      `${quick ? " (quick)" : ""}${pinned ? " (pinned: load CPU 0, server CPU 1)" : ""}; ` +
       `load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")}; data under ${root}\n`
   )
   const outcomes: Array<ScenarioOutcome> = []
   for (const spec of specs) {
-    const samples: Record<SystemName, Array<Sample>> = { etcd: [], "etcd-effect": [] }
-    for (let round = 1; round <= rounds; round++) {
-      const order: ReadonlyArray<SystemName> = round % 2 === 1 ? ["etcd", "etcd-effect"] : ["etcd-effect", "etcd"]
-      for (const system of order) {
-        const sample = await measure(spec, system, round)
-        samples[system].push(sample)
-        const took = sample.durationMs === undefined ? "" : ` (${(sample.durationMs / 1000).toFixed(2)} s)`
-        process.stderr.write(
-          `  ${spec.id.padEnd(18)} round ${round}  ${system.padEnd(11)}  ` +
-            (sample.error === undefined
-              ? `${formatValue(sample.value)} ${spec.unit}${took}`
-              : `ERROR ${sample.error}`) +
-            "\n"
-        )
+    for (const instrument of instruments) {
+      if (!runsOn(spec, instrument)) continue
+      // the RSS rows belong to no client: measured once, listed under "bench"
+      const samples: Partial<Record<SystemName, Array<Sample>>> = {}
+      const load1: Array<number> = []
+      for (let round = 1; round <= rounds; round++) {
+        for (const system of orderOf(round)) {
+          load1.push(os.loadavg()[0]!)
+          const sample = await measure(spec, instrument, system, round)
+          ;(samples[system] ??= []).push(sample)
+          const took = sample.durationMs === undefined ? "" : ` (${(sample.durationMs / 1000).toFixed(2)} s)`
+          process.stderr.write(
+            `  ${spec.id.padEnd(19)} ${instrument.padEnd(9)} round ${round}  ${system.padEnd(11)}  ` +
+              (sample.error === undefined
+                ? `${formatValue(sample.value)} ${spec.unit}${took}`
+                : `ERROR ${sample.error}`) +
+              `  load ${os.loadavg()[0]!.toFixed(2)}\n`
+          )
+        }
       }
+      outcomes.push({
+        spec,
+        instrument,
+        systems,
+        params: spec.describe(quick ? spec.quick : spec.options),
+        samples,
+        summary: summarize(spec, samples),
+        load: [Math.min(...load1), Math.max(...load1)]
+      })
     }
-    outcomes.push({
-      spec,
-      params: spec.describe(quick ? spec.quick : spec.options),
-      samples,
-      summary: summarize(spec, samples.etcd, samples["etcd-effect"])
-    })
   }
   const info: RunInfo = {
     date: startedAt,
     cpu: cpuModel(),
     cores: os.cpus().length,
     node: process.version,
-    etcdVersion: etcdVersion(),
+    versions,
+    systems,
+    instruments,
+    pinned,
     loadBefore,
     loadAfter: os.loadavg(),
     command: commandLine(),
@@ -318,7 +476,10 @@ const main = async () => {
     notes
   }
   process.stdout.write(
-    `\netcd-effect vs etcd ${info.etcdVersion} — ${info.cpu}, ${info.cores} cores, Node ${info.node}; ` +
+    `\netcd-effect vs ${systems
+      .filter((x) => x !== OURS)
+      .map((x) => `${x} (${versions[x]})`)
+      .join(", ")} — ${info.cpu}, ${info.cores} cores, Node ${info.node}${pinned ? ", pinned" : ""}; ` +
       `load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")} before, ${info.loadAfter.map((l) => l.toFixed(2)).join(" ")} after\n\n`
   )
   process.stdout.write(renderText(outcomes))
@@ -346,8 +507,8 @@ const main = async () => {
       path.join(docs, svgName),
       renderSvg(
         chartBars(outcomes),
-        `etcd-effect / etcd ${info.etcdVersion.split(" ")[0]}: ratio of medians per scenario`,
-        `${date}, ${info.cpu}, ${info.cores} cores, Node ${info.node}, ${rounds} round${rounds === 1 ? "" : "s"}${quick ? " (--quick)" : ""}`
+        "etcd-effect / the better etcd: ratio of medians per scenario and instrument",
+        `${date}, ${info.cpu}, ${info.cores} cores, Node ${info.node}, ${systems.filter((x) => x !== OURS).join(" & ")}, ${rounds} round${rounds === 1 ? "" : "s"}${quick ? " (--quick)" : ""}${pinned ? ", pinned" : ""}`
       )
     )
     process.stderr.write(`bench:compare: wrote ${path.relative(process.cwd(), mdPath)} and docs/${svgName}\n`)

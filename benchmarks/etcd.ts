@@ -33,6 +33,10 @@ export interface EtcdProcess {
 }
 
 export interface StartEtcdOptions {
+  /** the etcd binary (default ETCD_BIN: Debian's 3.4.23) — e.g. benchmarks/go/build.sh's 3.6 */
+  readonly bin?: string
+  /** a command the binary runs under, e.g. ["taskset", "-c", "1"] (it must exec, keeping the pid) */
+  readonly wrap?: ReadonlyArray<string>
   /** more flags after ours (a later flag wins) */
   readonly extraArgs?: ReadonlyArray<string>
   /** the process's environment (default: ours) — e.g. without ETCD_* variables that etcd would read */
@@ -51,9 +55,12 @@ export const startEtcd = async (
 ): Promise<EtcdProcess> => {
   const dataDir = fs.mkdtempSync(path.join(dataRoot, prefix))
   const [client, peer] = [await freePort(), await freePort()]
+  const bin = options.bin ?? ETCD_BIN
+  const wrap = options.wrap ?? []
   const proc = spawn(
-    ETCD_BIN,
+    wrap[0] ?? bin,
     [
+      ...(wrap.length === 0 ? [] : [...wrap.slice(1), bin]),
       "--name",
       "bench",
       "--data-dir",

@@ -6,6 +6,7 @@ import { BenchError } from "./errors.js"
 
 export const scenarioNames = [
   "put",
+  "txn-put",
   "range",
   "watch",
   "watch-latency",
@@ -20,7 +21,7 @@ export interface BenchOptions {
   readonly endpoints: ReadonlyArray<string>
   /** HTTP/2 connections: put/range 8 (spreads the requesters), watch scenarios 1 (as etcd's tool) */
   readonly conns?: number
-  /** put/range: concurrent requesters, each with one request in flight (32) */
+  /** put/txn-put/range: concurrent requesters, each with one request in flight (32) */
   readonly clients?: number
   /** put 10000, range 10000, watch-create 10000 */
   readonly total?: number
@@ -67,6 +68,7 @@ export interface Settings {
 /** The options each scenario reports as its parameters (its effective settings). */
 export const reportedOptions: Record<ScenarioName, ReadonlyArray<keyof Settings>> = {
   put: ["conns", "clients", "total", "keySize", "valSize", "keySpaceSize"],
+  "txn-put": ["conns", "clients", "total", "keySize", "valSize", "keySpaceSize"],
   range: ["conns", "clients", "total", "keySize", "valSize", "keySpaceSize"],
   watch: ["conns", "streams", "watchersPerStream", "putTotal", "putRate", "valSize"],
   "watch-latency": ["conns", "streams", "watchersPerStream", "putTotal", "putRate", "valSize", "prevKv"],
@@ -76,7 +78,7 @@ export const reportedOptions: Record<ScenarioName, ReadonlyArray<keyof Settings>
 }
 
 const defaults = (scenario: ScenarioName): Omit<Settings, "endpoints"> => {
-  const watchy = scenario !== "put" && scenario !== "range"
+  const watchy = scenario !== "put" && scenario !== "txn-put" && scenario !== "range"
   return {
     conns: watchy ? 1 : 8,
     clients: 32,

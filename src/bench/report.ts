@@ -10,6 +10,7 @@ const number = (n: number): string =>
 /** what `count` counts, for "µs per …" */
 const countedThing: Record<BenchResult["scenario"], string> = {
   put: "put",
+  "txn-put": "txn",
   range: "range",
   watch: "event",
   "watch-latency": "event",

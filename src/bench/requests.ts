@@ -7,6 +7,7 @@ import { bytesFieldSize, grpcFrameWriter, varintFieldSize } from "./pb.js"
 
 export const PUT = "/etcdserverpb.KV/Put"
 export const RANGE = "/etcdserverpb.KV/Range"
+export const TXN = "/etcdserverpb.KV/Txn"
 export const WATCH = "/etcdserverpb.Watch/Watch"
 
 const optionalBytesSize = (field: number, b: Uint8Array) => (b.length === 0 ? 0 : bytesFieldSize(field, b.length))
@@ -14,6 +15,21 @@ const optionalBytesSize = (field: number, b: Uint8Array) => (b.length === 0 ? 0 
 /** PutRequest{key=1, value=2} */
 export const putFrame = (key: Uint8Array, value: Uint8Array): Buffer => {
   const w = grpcFrameWriter(optionalBytesSize(1, key) + optionalBytesSize(2, value))
+  if (key.length > 0) w.bytes(1, key)
+  if (value.length > 0) w.bytes(2, value)
+  return w.buf
+}
+
+/**
+ * TxnRequest{success=2: RequestOp{request_put=2: PutRequest{key=1, value=2}}}: one put, no
+ * compares (etcd's `benchmark txn-put` with --txn-ops 1).
+ */
+export const txnPutFrame = (key: Uint8Array, value: Uint8Array): Buffer => {
+  const put = optionalBytesSize(1, key) + optionalBytesSize(2, value)
+  const op = bytesFieldSize(2, put)
+  const w = grpcFrameWriter(bytesFieldSize(2, op))
+  w.message(2, op)
+  w.message(2, put)
   if (key.length > 0) w.bytes(1, key)
   if (value.length > 0) w.bytes(2, value)
   return w.buf

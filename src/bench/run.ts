@@ -10,6 +10,7 @@ import type { BenchResult, Progress } from "./result.js"
 import { makeContext, type Scenario } from "./scenario.js"
 import { put } from "./scenarios/put.js"
 import { range } from "./scenarios/range.js"
+import { txnPut } from "./scenarios/txn-put.js"
 import { watchCatchup } from "./scenarios/watch-catchup.js"
 import { watchCreate } from "./scenarios/watch-create.js"
 import { idleWatchers, watchIdle } from "./scenarios/watch-idle.js"
@@ -18,6 +19,7 @@ import { watch } from "./scenarios/watch.js"
 
 const scenarios: Record<ScenarioName, Scenario> = {
   put,
+  "txn-put": txnPut,
   range,
   watch,
   "watch-latency": watchLatency,

@@ -38,6 +38,7 @@ import type { EventInit, WatchCreateRequest, WatchRequest, WatchResponseInit } f
 import type { WatchServer } from "../proto/services.js"
 import type { WatchableStoreShape } from "../watch/watchable-store.js"
 import { WatchError } from "../watch/errors.js"
+import { WatchIdSet } from "../watch/watch-id-map.js"
 import type { WatchStream } from "../watch/watch-stream.js"
 import { type FilterType, toWatchId, type WatchId, type WatchResponse } from "../watch/watcher.js"
 import { serviceDefinition } from "../proto/load.js"
@@ -129,8 +130,8 @@ export class StreamState {
   /** watch id → true when no event response went out for it since the last tick */
   readonly progress = new Map<WatchId, boolean>()
   readonly fragment = new Set<WatchId>()
-  /** ids whose created response has been sent and whose cancel response has not */
-  readonly announced = new Set<WatchId>()
+  /** ids whose created response has been sent and whose cancel response has not (an array slot each) */
+  readonly announced = new WatchIdSet()
   /** responses waiting for their id's created response (encoded when they go out) */
   readonly pending = new Map<WatchId, Array<WatchResponse>>()
   readonly encoder: WatchResponseEncoder

@@ -8,6 +8,7 @@ import { type Chunk, Effect, type Mailbox, Option } from "effect"
 import { isCreate, type KeyValue } from "../mvcc/key-value.js"
 import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
 import { WatchError } from "./errors.js"
+import { WatchIdMap } from "./watch-id-map.js"
 import {
   AutoWatchId,
   filterMask,
@@ -94,7 +95,8 @@ export interface Watchable {
  * @internal
  */
 export class WatchStreamImpl implements WatchStream, ResponseSink {
-  private readonly watchers = new Map<WatchId, Watcher>()
+  /** by id: an array slot for the ids this stream allocates (8 B a watcher instead of a Map entry) */
+  private readonly watchers = new WatchIdMap<Watcher>()
   private nextId = 0
   private closed = false
   /** events in the channel */
@@ -214,7 +216,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
   }
 
   ids(): ReadonlyArray<WatchId> {
-    return Array.from(this.watchers.keys())
+    return this.watchers.keys()
   }
 
   get watcherCount(): number {

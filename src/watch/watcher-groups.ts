@@ -17,7 +17,7 @@ export interface WatcherGroupsShape {
 export class WatcherGroups extends Context.Tag("etcd-effect/WatcherGroups")<WatcherGroups, WatcherGroupsShape>() {
   /** Two empty groups, new for each build of the layer. */
   static readonly layer: Layer.Layer<WatcherGroups> = Layer.sync(WatcherGroups, () => ({
-    synced: new WatcherGroup(),
+    synced: new WatcherGroup({ ordered: false }),
     unsynced: new WatcherGroup()
   }))
 }

@@ -53,6 +53,8 @@ export type FilterType = (typeof FilterType)[keyof typeof FilterType]
 
 const DROP_PUT = 1
 const DROP_DELETE = 2
+const FILTER_BITS = DROP_PUT | DROP_DELETE
+const PREV_KV = 4
 
 /** Filters as a bit mask (unknown enum values are ignored, as etcd's FiltersFromRequest does). */
 export const filterMask = (filters: Iterable<number> | undefined): number => {
@@ -88,6 +90,8 @@ export type WatcherState = "synced" | "unsynced" | "victim" | "compacted" | "can
  */
 export class Watcher {
   state: WatcherState = "synced"
+  /** filter mask and prev_kv in one field: a server holds millions of watchers (8 B each per field) */
+  private readonly options: number
   constructor(
     readonly key: string,
     readonly end: string | undefined,
@@ -97,11 +101,23 @@ export class Watcher {
     public minRev: number,
     readonly id: WatchId,
     /** filterMask of NOPUT/NODELETE */
-    readonly filter: number,
+    filter: number,
     /** prev_kv was asked for; the server attaches it at send time */
-    readonly prevKv: boolean,
+    prevKv: boolean,
     readonly sink: ResponseSink
-  ) {}
+  ) {
+    this.options = (filter & FILTER_BITS) | (prevKv ? PREV_KV : 0)
+  }
+
+  /** filterMask of NOPUT/NODELETE */
+  get filter(): number {
+    return this.options & FILTER_BITS
+  }
+
+  /** prev_kv was asked for; the server attaches it at send time */
+  get prevKv(): boolean {
+    return (this.options & PREV_KV) !== 0
+  }
 
   /** Whether `key` (latin1) falls in this watcher's range. */
   matches(key: string): boolean {

@@ -5,6 +5,7 @@
  * scope is open and drops when it closes.
  */
 import { Effect, Exit, Scope } from "effect"
+import { Etcd3 } from "etcd3"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type BenchOptions, type BenchResult, openIdleWatchers, run, type ScenarioName } from "../../src/bench/index.js"
 import { serverTargets, type TestServer } from "../support/servers.js"
@@ -68,6 +69,24 @@ describe.each(serverTargets.filter((t) => t.enabled))("bench scenarios ($name)",
     expect(r.count).toBe(0)
     expect(r.errors).toBe(20)
     expect(r.firstError).toBe("etcdserver: key is not provided")
+  })
+
+  it("txn-put: every txn answered and applied (one put each, no compares)", async () => {
+    const r = await bench("txn-put", { total: 120, clients: 6, conns: 2, keySize: 13, keySpaceSize: 1, valSize: 16 })
+    clean(r)
+    expect(r.count).toBe(120)
+    expect(r.unit).toBe("txns/s")
+    expect(r.params).toEqual({ conns: 2, clients: 6, total: 120, keySize: 13, valSize: 16, keySpaceSize: 1 })
+    ordered(r)
+    // the one key (a size no other test here writes) was written by every txn: its version counts them
+    const client = new Etcd3({ hosts: `http://${server.endpoint}` })
+    try {
+      const got = await client.get("0000000000000").exec()
+      expect(Number(got.kvs[0]?.version)).toBe(120)
+      expect(got.kvs[0]?.value.length).toBe(16)
+    } finally {
+      client.close()
+    }
   })
 
   it("range: loads the keys first, then every range finds its key", async () => {

@@ -1,10 +1,11 @@
 /**
  * bench:compare against real servers: both servers start, answer, report their RSS and leave
  * nothing behind when stopped; the compiled script runs a --quick comparison end to end with
- * numbers for both systems and no errors; Ctrl-C (SIGINT) mid-run leaves no process or temp dir.
- * Skipped without etcd unless REQUIRE_ETCD=1.
+ * numbers for every system and no errors, on src/bench and (when benchmarks/go/build.sh has built
+ * them) with etcd 3.6 and etcd's own benchmark tool, pinned; Ctrl-C (SIGINT) mid-run leaves no
+ * process or temp dir. Skipped without etcd unless REQUIRE_ETCD=1.
  */
-import { spawn } from "node:child_process"
+import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -12,6 +13,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probeRange, readRss, startEtcdServer, startOurs } from "../../benchmarks/compare-servers.js"
 import { skipEtcd } from "../support/etcd.js"
 import { compareJs as COMPARE_JS, ensureBuilt } from "../server/support/process.js"
+
+/** The Go instruments when benchmarks/go/build.sh has built them already (the test builds nothing). */
+const goBins: Record<string, string> = {}
+try {
+  const out = execFileSync("bash", ["benchmarks/go/build.sh", "--cached"], { encoding: "utf8", timeout: 30_000 })
+  for (const line of out.split("\n")) {
+    const m = /^(\w+)=(.+)$/.exec(line)
+    if (m !== null) goBins[m[1]!] = m[2]!
+  }
+} catch {
+  // no Go, or nothing built: the tool's test is skipped
+}
 
 /** Processes whose command line mentions `needle` (our children carry their data dir in theirs). */
 const processesMentioning = (needle: string): Array<number> =>
@@ -45,10 +58,10 @@ describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
     if (root !== undefined) fs.rmSync(root, { recursive: true, force: true })
   })
 
-  it.each(["etcd-effect", "etcd"] as const)(
+  it.each(["etcd-effect", "etcd-3.4"] as const)(
     "%s starts, answers a Range, has an RSS, and stop leaves nothing",
     async (system) => {
-      const server = system === "etcd" ? await startEtcdServer(root) : await startOurs({ root })
+      const server = system === "etcd-3.4" ? await startEtcdServer(root) : await startOurs({ root })
       try {
         expect(server.system).toBe(system)
         expect(await probeRange(server.endpoint)).toBe(true)
@@ -64,24 +77,69 @@ describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
     60_000
   )
 
-  it("--quick --rounds 1 --only put,watch: both systems' numbers, no errors", async () => {
-    const { code, stdout, stderr } = await runCompare(["--quick", "--rounds", "1", "--only", "put,watch", "--no-write"])
-      .done
+  it("--quick --rounds 1 --only put,watch --etcd 3.4 --instrument bench: both systems' numbers, no errors", async () => {
+    const { code, stdout, stderr } = await runCompare([
+      "--quick",
+      "--rounds",
+      "1",
+      "--only",
+      "put,watch",
+      "--etcd",
+      "3.4",
+      "--instrument",
+      "bench",
+      "--no-write"
+    ]).done
     expect(code, stderr).toBe(0)
     expect(stdout, stderr).not.toContain("errors:")
     expect(stderr).not.toContain("ERROR")
     for (const id of ["watch", "put"]) {
       const line = stdout.split("\n").find((l) => l.startsWith(`${id} `))
       expect(line, stdout).toBeDefined()
-      // etcd median, ours median, ratio: three numbers where a missing one prints "–"
+      // etcd median (starred: the better, the only etcd), ours median, ratio: numbers, "–" when missing
       const cells = line!.split(/\s{2,}/)
-      const [etcd, ours, ratio] = cells.slice(3, 6)
-      for (const cell of [etcd, ours, ratio]) expect(cell, line).toMatch(/^[\d,.]+$/)
+      expect(cells[1]).toBe("bench")
+      const [etcd, ours, ratio] = cells.slice(4, 7)
+      expect(etcd, line).toMatch(/^[\d,.]+\*$/)
+      for (const cell of [ours, ratio]) expect(cell, line).toMatch(/^[\d,.]+$/)
       expect(Number(ratio)).toBeGreaterThan(0)
     }
     const dir = /data under (\S+)/.exec(stderr)![1]!
     expect(fs.existsSync(dir)).toBe(false)
   }, 90_000)
+
+  it.skipIf(goBins["ETCD_36_BIN"] === undefined || goBins["ETCD_BENCHMARK_BIN"] === undefined)(
+    "--pin with etcd 3.4, 3.6 and ours on etcd's benchmark tool: every system's numbers, no errors",
+    async () => {
+      const { code, stdout, stderr } = await runCompare([
+        "--quick",
+        "--rounds",
+        "1",
+        "--only",
+        "put,watch-latency-100",
+        "--etcd",
+        "3.4,3.6",
+        "--instrument",
+        "etcd-tool",
+        "--pin",
+        "--no-write"
+      ]).done
+      expect(code, stderr).toBe(0)
+      expect(stderr).not.toContain("ERROR")
+      expect(stdout).toContain("pinned")
+      for (const id of ["put", "watch-latency-100"]) {
+        const line = stdout.split("\n").find((l) => l.startsWith(`${id} `))
+        expect(line, stdout).toBeDefined()
+        const cells = line!.split(/\s{2,}/)
+        expect(cells[1]).toBe("etcd-tool")
+        const medians = cells.slice(4, 7)
+        for (const cell of medians) expect(cell, line).toMatch(/^[\d,.]+\*?$/)
+        // exactly one of the two etcds is the better one
+        expect(medians.slice(0, 2).filter((c) => c.endsWith("*"))).toHaveLength(1)
+      }
+    },
+    150_000
+  )
 
   it("SIGINT mid-run stops the servers and removes the temp dir", async () => {
     const run = runCompare(["--quick", "--rounds", "1", "--only", "watch-idle", "--no-write"])

@@ -47,10 +47,16 @@ const spec = fc.record({
 
 describe("WatcherGroup", () => {
   it.prop(
-    "forEachMatch visits exactly the watchers whose range holds the key, once each, across adds and deletes",
-    [fc.array(spec, { maxLength: 40 }), fc.array(fc.nat(), { maxLength: 20 }), fc.stringMatching(/^[ab]{1,3}$/)],
-    ([specs, deletions, point]) => {
-      const g = new WatcherGroup()
+    "forEachMatch visits exactly the watchers whose range holds the key, once each, across adds and deletes (ordered or not)",
+    [
+      fc.array(spec, { maxLength: 40 }),
+      fc.array(fc.nat(), { maxLength: 20 }),
+      fc.stringMatching(/^[ab]{1,3}$/),
+      fc.boolean(),
+      fc.array(fc.nat(), { maxLength: 10 })
+    ],
+    ([specs, deletions, point, ordered, readds]) => {
+      const g = new WatcherGroup({ ordered })
       const all = specs
         .filter((s) => s.kind !== "range" || s.key < s.end)
         .map((s) => watcher(s.key, s.kind === "key" ? undefined : s.kind === "fromKey" ? "" : s.end))
@@ -61,7 +67,16 @@ describe("WatcherGroup", () => {
         const w = all[d % all.length]!
         expect(g.delete(w)).toBe(live.delete(w))
       }
+      // adding a member again changes nothing; adding a deleted one back makes it a member again
+      for (const r of readds) {
+        if (all.length === 0) break
+        const w = all[r % all.length]!
+        g.add(w)
+        live.add(w)
+      }
       expect(g.size).toBe(live.size)
+      for (const w of all) expect(g.has(w)).toBe(live.has(w))
+      expect(new Set(g.watchers)).toEqual(live)
       const seen: Array<Watcher> = []
       g.forEachMatch(point, (w) => seen.push(w))
       const want = [...live].filter((w) => w.matches(point))

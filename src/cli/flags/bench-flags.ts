@@ -8,6 +8,7 @@ import { bool, choice, duration, int, strings } from "./flag.js"
 /** the scenarios of src/bench (bench/options.ts `scenarioNames`, which loads more than the bin may) */
 export const BENCH_SCENARIOS = [
   "put",
+  "txn-put",
   "range",
   "watch",
   "watch-latency",
@@ -27,9 +28,9 @@ export const benchFlags = {
     description: "set the output format (table, json)"
   }),
   conns: count("HTTP/2 connections (put/range 8, watch scenarios 1)"),
-  clients: count("put/range: concurrent requesters, one request each (32)"),
-  total: count("put/range: requests (10000); watch-create: watches (10000)"),
-  "key-size": count("put/range: key size in bytes (8)"),
+  clients: count("put/txn-put/range: concurrent requesters, one request each (32)"),
+  total: count("put/txn-put/range: requests (10000); watch-create: watches (10000)"),
+  "key-size": count("put/txn-put/range: key size in bytes (8)"),
   "val-size": count("value size in bytes (256; watch-latency at least 8)"),
   "key-space-size": count("keys: put [0, n) (1), range (1000), watch-catchup (100)"),
   streams: count("watch scenarios: Watch streams (10; watch-catchup 1)"),
