@@ -28,9 +28,9 @@ export const benchFlags = {
     description: "set the output format (table, json)"
   }),
   conns: count("HTTP/2 connections (put/range 8, watch scenarios 1)"),
-  clients: count("put/txn-put/range: concurrent requesters, one request each (32)"),
-  total: count("put/txn-put/range: requests (10000); watch-create: watches (10000)"),
-  "key-size": count("put/txn-put/range: key size in bytes (8)"),
+  clients: count("put, txn-put, range: concurrent requesters, one request each (32)"),
+  total: count("put, txn-put, range: requests; watch-create: watches (10000)"),
+  "key-size": count("put, txn-put, range: key size in bytes (8)"),
   "val-size": count("value size in bytes (256; watch-latency at least 8)"),
   "key-space-size": count("keys: put [0, n) (1), range (1000), watch-catchup (100)"),
   streams: count("watch scenarios: Watch streams (10; watch-catchup 1)"),
@@ -46,7 +46,8 @@ export const benchFlags = {
 export const bench: CommandSpec = {
   path: "bench",
   summary: "Measures a server as etcd's benchmark tool does",
-  usage: `[options] <${BENCH_SCENARIOS.join("|")}>`,
+  usage: "[options] <scenario>",
+  details: [`<scenario>: ${BENCH_SCENARIOS.join(", ")}.`],
   flags: benchFlags,
   globals: false,
   dialect: "pflag",
