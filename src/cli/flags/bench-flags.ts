@@ -28,7 +28,7 @@ export const benchFlags = {
     description: "set the output format (table, json)"
   }),
   conns: count("HTTP/2 connections (put/range 8, watch scenarios 1)"),
-  clients: count("put, txn-put, range: concurrent requesters, one request each (32)"),
+  clients: count("put, txn-put, range: concurrent clients, one request each (32)"),
   total: count("put, txn-put, range: requests; watch-create: watches (10000)"),
   "key-size": count("put, txn-put, range: key size in bytes (8)"),
   "val-size": count("value size in bytes (256; watch-latency at least 8)"),
