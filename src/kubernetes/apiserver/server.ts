@@ -164,6 +164,11 @@ export const serve = (
         })
       })
     )
+    // kube-apiserver's http.Server (secure_serving.go): idle keep-alive connections live 90 s (Go's
+    // client keeps them as long), request headers must come within 32 s. Node's 5 s default closed
+    // idle connections a client had just picked for its next request ("other side closed").
+    node!.keepAliveTimeout = 90_000
+    node!.headersTimeout = 32_000
     // runs before the platform's close, which waits for every connection: watches never end by themselves
     yield* Effect.addFinalizer(() => Effect.sync(() => node?.closeAllConnections()))
     const port = server.address._tag === "TcpAddress" ? server.address.port : config.port

@@ -295,6 +295,27 @@ describe("apiserver: verbs", () => {
     expect(ct.body.rows[0].cells).toEqual(["s", 7])
   })
 
+  it("keeps idle connections as kube-apiserver does (90 s), and says so to HTTP/1.1 clients", async () => {
+    // Node's default (5 s) closed idle keep-alive connections under clients that had just picked
+    // one for their next request: informers' writers failed with "other side closed" under load
+    const { default: http } = await import("node:http")
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+    const get = () =>
+      new Promise<string | undefined>((resolve, reject) =>
+        http
+          .get(`${url()}/version`, { agent }, (res) => {
+            res.resume()
+            res.on("end", () => resolve(String(res.headers["keep-alive"])))
+          })
+          .on("error", reject)
+      )
+    try {
+      expect(await get()).toBe("timeout=90")
+    } finally {
+      agent.destroy()
+    }
+  })
+
   it("discovery, version, health and metrics", async () => {
     // the watch cache's capacity is reported from the moment the cache exists (newWatchCache): at
     // least the lower bound, 100 (the tests before this one may have grown it)
