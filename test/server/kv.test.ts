@@ -141,23 +141,23 @@ describe("KV service", () => {
   })
 
   it("refuses requests over max-request-bytes (store check) and over the gRPC limit", async () => {
-    // its own key: in a shuffled run the test that wrote k1 may come later
-    await call(kv, "Put", { key: b("k1"), value: b("v1") })
+    // its own key: in a shuffled run the test that writes k1 may come later, and counts its versions
+    await call(kv, "Put", { key: b("k-served"), value: b("v") })
     const tooLarge = await unaryCall(kv, "Put", { key: b("big"), value: Buffer.alloc(70 * 1024) })
     expect(tooLarge).toEqual({ ok: false, code: 3, details: "etcdserver: request is too large" })
     const overGrpc = await unaryCall(kv, "Put", { key: b("big"), value: Buffer.alloc(64 * 1024 + 600 * 1024) })
     expect(overGrpc.ok).toBe(false)
     if (!overGrpc.ok) expect(overGrpc.code).toBe(8)
     // and still serves
-    expect((await call(kv, "Range", { key: b("k1") })).count).toBe("1")
+    expect((await call(kv, "Range", { key: b("k-served") })).count).toBe("1")
   })
 
   it("ends a call whose deadline passed and keeps serving", async () => {
-    await call(kv, "Put", { key: b("k1"), value: b("v1") })
-    const r = await unaryCall(kv, "Range", { key: b("k1") }, { deadline: Date.now() - 1 })
+    await call(kv, "Put", { key: b("k-served"), value: b("v") })
+    const r = await unaryCall(kv, "Range", { key: b("k-served") }, { deadline: Date.now() - 1 })
     expect(r.ok).toBe(false)
     if (!r.ok) expect(r.code).toBe(4)
-    expect((await call(kv, "Range", { key: b("k1") })).count).toBe("1")
+    expect((await call(kv, "Range", { key: b("k-served") })).count).toBe("1")
   })
 
   it("answers the rpcs it does not serve with a clear Unimplemented, and Authenticate as etcd with auth disabled", async () => {
