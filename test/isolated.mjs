@@ -9,6 +9,8 @@
  *   npm run test:isolated                                  every file, both projects
  *   npm run test:isolated -- test/kubernetes/apiserver     only files whose path contains it
  *   npm run test:isolated -- --project lean --repeat 5 test/watch/leaks.test.ts
+ *   npm run test:isolated -- --jobs 2                      two files at a time (each still alone
+ *                                                          in its process; the machine is busier)
  *
  * The environment is passed on (REQUIRE_ETCD=1 makes the etcd-oracle tests fail instead of
  * skipping). Each run's output is kept under a temporary directory; a failed run's failures are
@@ -23,15 +25,17 @@ import { fileURLToPath } from "node:url"
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
 const vitest = path.join(root, "node_modules/vitest/vitest.mjs")
 
-const usage = "usage: npm run test:isolated -- [--project lean|grpc-js] [--repeat N] [PATH-PART...]"
+const usage = "usage: npm run test:isolated -- [--project lean|grpc-js] [--repeat N] [--jobs N] [PATH-PART...]"
 const args = process.argv.slice(2)
 let project
 let repeat = 1
+let jobs = 1
 const filters = []
 for (let i = 0; i < args.length; i++) {
   const a = args[i]
   if (a === "--project") project = args[++i]
   else if (a === "--repeat") repeat = Number(args[++i])
+  else if (a === "--jobs") jobs = Number(args[++i])
   else if (a === "--help" || a === "-h") {
     console.log(usage)
     process.exit(0)
@@ -40,9 +44,11 @@ for (let i = 0; i < args.length; i++) {
     process.exit(2)
   } else filters.push(a)
 }
-if (!Number.isInteger(repeat) || repeat < 1) {
-  console.error(`test:isolated: --repeat wants a positive integer\n${usage}`)
-  process.exit(2)
+for (const [flag, n] of [["--repeat", repeat], ["--jobs", jobs]]) {
+  if (!Number.isInteger(n) || n < 1) {
+    console.error(`test:isolated: ${flag} wants a positive integer\n${usage}`)
+    process.exit(2)
+  }
 }
 
 /** Runs vitest to completion; resolves with its exit code. */
@@ -77,10 +83,14 @@ if (specs.length === 0) {
 const results = []
 const started = Date.now()
 const total = specs.length * repeat
-for (let round = 1; round <= repeat; round++) {
-  for (const spec of specs) {
+const queue = []
+for (let round = 1; round <= repeat; round++) for (const spec of specs) queue.push({ spec, n: queue.length + 1 })
+
+/** One file alone in a fresh vitest process; records and prints its result. */
+const runOne = async ({ spec, n }) => {
+  {
     const name = `${spec.file} [${spec.project}]`
-    const base = `${results.length + 1}-${spec.file.replace(/[/.]/g, "_")}-${spec.project}`
+    const base = `${n}-${spec.file.replace(/[/.]/g, "_")}-${spec.project}`
     const report = path.join(logDir, `${base}.json`)
     const log = path.join(logDir, `${base}.log`)
     const t0 = Date.now()
@@ -125,6 +135,13 @@ for (let round = 1; round <= repeat; round++) {
     }
   }
 }
+
+// `jobs` runners take the next file until none is left
+await Promise.all(
+  Array.from({ length: jobs }, async () => {
+    for (let next = queue.shift(); next !== undefined; next = queue.shift()) await runOne(next)
+  })
+)
 
 const bad = results.filter((r) => !r.ok)
 const sum = (k) => results.reduce((n, r) => n + r[k], 0)
