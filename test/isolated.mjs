@@ -44,7 +44,10 @@ for (let i = 0; i < args.length; i++) {
     process.exit(2)
   } else filters.push(a)
 }
-for (const [flag, n] of [["--repeat", repeat], ["--jobs", jobs]]) {
+for (const [flag, n] of [
+  ["--repeat", repeat],
+  ["--jobs", jobs]
+]) {
   if (!Number.isInteger(n) || n < 1) {
     console.error(`test:isolated: ${flag} wants a positive integer\n${usage}`)
     process.exit(2)

@@ -18,6 +18,7 @@ import bcrypt from "bcryptjs"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { Backend, type BackendShape, type WriteOp } from "../backend/backend.js"
 import type { EtcdError } from "../errors.js"
+import { supervised } from "../mvcc/fatal.js"
 import { type AuthError, AuthErrors, noPasswordUser } from "./errors.js"
 import { type Permission, PermType, rangeOpPermitted, type UnifiedPermissions, unify } from "./range-perm.js"
 import {
@@ -376,10 +377,14 @@ export const layer = (config: AuthStoreConfig): Layer.Layer<AuthStore, never, Ba
       const backend = yield* Backend
       const store = new AuthStoreImpl(backend, config)
       yield* Effect.orDie(store.init)
+      // a sweep that throws would leave expired tokens valid: supervised (serve fails the member)
       yield* Effect.forkScoped(
-        Effect.repeat(
-          Effect.sync(() => config.tokenProvider.sweep()),
-          Schedule.spaced(SWEEP_EVERY)
+        supervised(
+          "auth token sweep",
+          Effect.repeat(
+            Effect.sync(() => config.tokenProvider.sweep()),
+            Schedule.spaced(SWEEP_EVERY)
+          )
         )
       )
       return store

@@ -9,6 +9,7 @@ import { Console, Duration, Effect, FiberRef, HashSet, Logger, LogLevel } from "
 import type { apiserverFlags } from "./flags/apiserver-flags.js"
 import type { ValuesOf } from "./flags/flag.js"
 import type { ParsedRun } from "./flags/parse.js"
+import { failOnFatal } from "../mvcc/fatal.js"
 
 const levels = { debug: LogLevel.Debug, info: LogLevel.Info, warn: LogLevel.Warning, error: LogLevel.Error } as const
 const orNone = (s: string): string | undefined => (s === "" ? undefined : s)
@@ -50,6 +51,9 @@ export const runApiserver = (p: ParsedRun): Effect.Effect<void, unknown> => {
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
+    // a loop that dies (the embedded member's, a watch cache's, a controller's) ends the program
+    // with one line and exit 1, as `serve` does: a supervisor restarts it
+    failOnFatal,
     Effect.locally(FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger))),
     Logger.withMinimumLogLevel(levels[flags["log-level"]])
   )

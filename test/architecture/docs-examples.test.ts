@@ -46,6 +46,10 @@ export const sourceImports = (code: string): Array<string> =>
     (m) => (m[1] ?? m[2])!
   )
 
+/** `timeout N ` at the start of a console command (a watch the reader ends after N seconds) */
+const TIMEOUT = /^timeout ([0-9]+(?:\.[0-9]+)?) /
+const boundedSeconds = (command: string): string | undefined => TIMEOUT.exec(command)?.[1]
+
 const sh = (file: string, args: Array<string>, cwd: string, timeoutMs = 300_000): Promise<string> =>
   new Promise((resolve, reject) =>
     execFile(file, args, { cwd, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
@@ -209,29 +213,49 @@ describe("README and docs/: every example runs", () => {
       fs.symlinkSync(path.join(app, "node_modules"), path.join(work, "node_modules"))
       fs.writeFileSync(path.join(work, "package.json"), JSON.stringify({ name: "work", private: true, type: "module" }))
       const steps: Array<Step> = []
-      const add = (block: Block, code: string, kind: "console" | "background" | "sh" | "ts", check: Step["check"]) => {
+      const add = (
+        block: Block,
+        code: string,
+        kind: "console" | "background" | "bounded" | "sh" | "ts",
+        check: Step["check"],
+        bound = { lines: 0, seconds: "0" }
+      ) => {
         const n = steps.length
         const cmd = path.join(session, "cmd", `${n}.sh`)
         fs.writeFileSync(cmd, code)
         const out = `${session}/out/${n}`
         const run =
-          kind === "ts"
-            ? `timeout 120 node ${app}/out/${slug(block)}.js > ${out}.txt 2> ${out}.err < /dev/null; echo $? > ${out}.rc`
-            : kind === "sh"
-              ? `( set -e; source ${cmd} ) > ${out}.txt 2>&1 < /dev/null; echo $? > ${out}.rc`
-              : kind === "background"
-                ? `{ eval "$(cat ${cmd})"; } > ${out}.txt 2>&1 < /dev/null; echo 0 > ${out}.rc; ` +
-                  `for i in $(seq 300); do [ -s ${out}.txt ] && break; sleep 0.1; done; sleep 0.3`
-                : `{ eval "$(cat ${cmd})"; } > ${out}.txt 2>&1 < /dev/null; echo $? > ${out}.rc`
+          kind === "bounded"
+            ? // `timeout N cmd`: the reader waits until the lines shown are there (however long the
+              // machine takes to start the program), then N seconds more for any it does not show,
+              // then ends it as timeout would: the check does not depend on the machine's speed
+              `setsid bash ${cmd} > ${out}.txt 2>&1 < /dev/null & pid=$!; ` +
+              `for i in $(seq 1200); do [ "$(wc -l < ${out}.txt)" -ge ${bound.lines} ] && break; kill -0 $pid 2> /dev/null || break; sleep 0.1; done; ` +
+              `sleep ${bound.seconds}; kill -TERM -- -$pid 2> /dev/null; wait $pid; echo 124 > ${out}.rc`
+            : kind === "ts"
+              ? `timeout 120 node ${app}/out/${slug(block)}.js > ${out}.txt 2> ${out}.err < /dev/null; echo $? > ${out}.rc`
+              : kind === "sh"
+                ? `( set -e; source ${cmd} ) > ${out}.txt 2>&1 < /dev/null; echo $? > ${out}.rc`
+                : kind === "background"
+                  ? `{ eval "$(cat ${cmd})"; } > ${out}.txt 2>&1 < /dev/null; echo 0 > ${out}.rc; ` +
+                    `for i in $(seq 300); do [ -s ${out}.txt ] && break; sleep 0.1; done; sleep 0.3`
+                  : `{ eval "$(cat ${cmd})"; } > ${out}.txt 2>&1 < /dev/null; echo $? > ${out}.rc`
         steps.push({ block, run, check })
       }
       for (const b of page.blocks.filter(runnable)) {
         if (b.lang === "console") {
           for (const c of transcriptOf(b.code)) {
-            add(b, c.command, c.background ? "background" : "console", (out) =>
-              c.background || matches(c.expected, out)
-                ? undefined
-                : `$ ${c.command}\n--- shows:\n${c.expected.join("\n")}\n--- printed:\n${out}`
+            const seconds = c.background ? undefined : boundedSeconds(c.command)
+            const bounded = seconds !== undefined
+            add(
+              b,
+              bounded ? c.command.replace(TIMEOUT, "") : c.command,
+              c.background ? "background" : bounded ? "bounded" : "console",
+              (out) =>
+                c.background || matches(c.expected, out)
+                  ? undefined
+                  : `$ ${c.command}\n--- shows:\n${c.expected.join("\n")}\n--- printed:\n${out}`,
+              { lines: c.expected.length, seconds: seconds ?? "0" }
             )
           }
         } else if (b.lang === "sh") {

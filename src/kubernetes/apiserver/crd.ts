@@ -9,6 +9,7 @@
  */
 import { Deferred, Duration, Effect, Either, Schedule, Stream } from "effect"
 import type { EtcdClientService } from "../../client/client.js"
+import { supervised } from "../../mvcc/fatal.js"
 import type { KubeObject } from "../api/object-meta.js"
 import { fieldLabelNotSupported } from "../api/fields.js"
 import { isDNS1123Subdomain } from "../api/validation.js"
@@ -121,7 +122,7 @@ const remove = (deps: CrdControllerDeps, name: string, purge: boolean): Effect.E
  * The controller: list, serve what is there (and stop serving what is gone), then follow the
  * watch from the list's RV; when the watch ends (410, cache restart) it lists again.
  */
-export const runCrdController = (deps: CrdControllerDeps, synced: Deferred.Deferred<void>): Effect.Effect<never> => {
+export const runCrdController = (deps: CrdControllerDeps, synced: Deferred.Deferred<void>): Effect.Effect<void> => {
   servedBy.set(deps.registry, new Map())
   const crdKey = resourcePrefixOf(customResourceDefinitions) + "/"
   const once = Effect.gen(function* () {
@@ -147,10 +148,14 @@ export const runCrdController = (deps: CrdControllerDeps, synced: Deferred.Defer
       }
     })
   })
-  return once.pipe(
-    Effect.either,
-    Effect.tap((r) => (Either.isLeft(r) ? Effect.logWarning(`CRD controller: ${r.left.message}`) : Effect.void)),
-    Effect.repeat(Schedule.spaced(Duration.millis(100))),
-    Effect.zipRight(Effect.never)
+  // what storage fails with is logged and retried; a defect ends the loop, reported
+  return supervised(
+    "CRD controller",
+    once.pipe(
+      Effect.either,
+      Effect.tap((r) => (Either.isLeft(r) ? Effect.logWarning(`CRD controller: ${r.left.message}`) : Effect.void)),
+      Effect.repeat(Schedule.spaced(Duration.millis(100))),
+      Effect.zipRight(Effect.never)
+    )
   )
 }

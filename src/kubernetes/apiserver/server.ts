@@ -13,6 +13,7 @@ import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
 import { type EtcdClientService, make as makeClient } from "../../client/client.js"
+import { supervised } from "../../mvcc/fatal.js"
 import { serve as serveEtcd } from "../../server/server.js"
 import { normalizePathPrefix } from "../storage/etcd3/store.js"
 import { encryptCheck } from "../storage/value/identity.js"
@@ -123,23 +124,21 @@ export const serve = (
       Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `bootstrap namespaces: ${e.message}` }))
     )
     yield* runSystemNamespacesController(registry, lifecycle)
-    yield* Effect.forkScoped(runNamespaceController({ registry, lifecycle, delay: config.namespaceDeletionDelay }))
+    // the apiserver's loops are supervised (each run* wraps its own): one that dies fails the
+    // program run under failOnFatal (`etcd-effect apiserver` is), and is logged at error level otherwise
+    yield* Effect.forkScoped(
+      supervised(
+        "namespace controller",
+        runNamespaceController({ registry, lifecycle, delay: config.namespaceDeletionDelay })
+      )
+    )
     // the apiserver's compactor (etcd3/compact.go), on embedded and external etcd alike
     yield* Effect.forkScoped(runCompactor(client, config.etcdCompactionInterval, endpoints))
 
     // the CRDs stored in etcd are served before the server listens
     const synced = yield* Deferred.make<void>()
-    yield* Effect.forkScoped(
-      runCrdController(
-        {
-          registry,
-          crds: registry.byGroupResource(crdResource.group, crdResource.plural)!.storage,
-          client,
-          etcdPrefix
-        },
-        synced
-      )
-    )
+    const crds = registry.byGroupResource(crdResource.group, crdResource.plural)!.storage
+    yield* Effect.forkScoped(runCrdController({ registry, crds, client, etcdPrefix }, synced))
     yield* Deferred.await(synced)
 
     const metrics = new ApiMetrics()
@@ -174,7 +173,6 @@ export const serve = (
     const port = server.address._tag === "TcpAddress" ? server.address.port : config.port
     const hostForUrl = host.includes(":") ? `[${host}]` : host
     const url = `${tlsCert !== undefined ? "https" : "http"}://${hostForUrl}:${port}`
-    const crds = registry.byGroupResource(crdResource.group, crdResource.plural)!.storage
     yield* server.serve(
       makeApp({
         registry,

@@ -8,6 +8,7 @@
 import { Context, Duration, Effect, Layer, Metric, Queue, Random } from "effect"
 import type { CacheWatcher } from "./cache-watcher.js"
 import { CacheWatchersTag } from "./cache-watchers.js"
+import { supervised } from "../../mvcc/fatal.js"
 import { CacherConfigTag } from "./config.js"
 import { TimeBudget } from "./time-budget.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
@@ -18,6 +19,10 @@ export interface Dispatcher {
   /** the RV of the last event taken (storage bookmarks included) */
   readonly lastProcessedRV: () => bigint
 }
+
+/** "pods", "widgets.example.com": the resource a loop's name mentions */
+export const qualified = (gr: { readonly group: string; readonly resource: string }): string =>
+  gr.group === "" ? gr.resource : `${gr.resource}.${gr.group}`
 
 /** cacher.go's incoming channel size */
 export const INCOMING_QUEUE_SIZE = 100
@@ -127,7 +132,8 @@ export class DispatcherTag extends Context.Tag("etcd-effect/kubernetes/cacher/Di
           }
         }
       })
-      yield* Effect.forkScoped(dispatchEvents)
+      // a dead dispatcher would freeze every watch of this cache: supervised (fails the program under failOnFatal)
+      yield* Effect.forkScoped(supervised(`watch cache dispatcher (${qualified(gr)})`, dispatchEvents))
       return { incoming, lastProcessedRV: () => lastProcessedRV }
     })
   )

@@ -4,6 +4,7 @@
  * only where etcd answers such a request safely (storage/etcd3/feature-support.ts).
  */
 import { Effect, Layer } from "effect"
+import { supervised } from "../../mvcc/fatal.js"
 import { Storage } from "../storage/interfaces.js"
 import { WatchCacheTag } from "./watch-cache.js"
 
@@ -15,16 +16,19 @@ export const progressRequesterLayer: Layer.Layer<never, never, Storage | WatchCa
     const storage = yield* Storage
     const watchCache = yield* WatchCacheTag
     yield* Effect.forkScoped(
-      Effect.gen(function* () {
-        for (;;) {
-          yield* Effect.sleep(PROGRESS_REQUEST_PERIOD)
-          if (watchCache.waiting === 0) continue
-          // an etcd that answers ahead of pending events would advance the cache past them
-          if (storage.requestWatchProgressSupported !== undefined && !(yield* storage.requestWatchProgressSupported))
-            continue
-          yield* Effect.ignore(storage.requestWatchProgress)
-        }
-      })
+      supervised(
+        "watch cache progress requester",
+        Effect.gen(function* () {
+          for (;;) {
+            yield* Effect.sleep(PROGRESS_REQUEST_PERIOD)
+            if (watchCache.waiting === 0) continue
+            // an etcd that answers ahead of pending events would advance the cache past them
+            if (storage.requestWatchProgressSupported !== undefined && !(yield* storage.requestWatchProgressSupported))
+              continue
+            yield* Effect.ignore(storage.requestWatchProgress)
+          }
+        })
+      )
     )
   })
 )

@@ -6,6 +6,7 @@
  * synchronous step, then one offer of the batch to the dispatcher's bounded queue (back-pressure).
  */
 import { type Chunk, Effect, Layer, Metric, Queue, Schedule, Stream } from "effect"
+import { supervised } from "../../mvcc/fatal.js"
 import type { KubeObject } from "../api/object-meta.js"
 import type { StatusError } from "../api/status.js"
 import type { WatchEvent } from "../api/watch-event.js"
@@ -13,7 +14,7 @@ import { Storage, type StorageService } from "../storage/interfaces.js"
 import { Everything } from "../storage/selection-predicate.js"
 import { CacheWatchersTag } from "./cache-watchers.js"
 import { CacherConfigTag, resourcePrefixOf } from "./config.js"
-import { DispatcherTag } from "./dispatcher.js"
+import { DispatcherTag, qualified } from "./dispatcher.js"
 import { type Ready, ReadyTag } from "./ready.js"
 import { type WatchCache, WatchCacheTag } from "./watch-cache.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
@@ -156,18 +157,18 @@ export const reflectorLayer: Layer.Layer<
         Metric.tagged("group", config.groupResource.group),
         Metric.tagged("resource", config.groupResource.resource)
       )
-    yield* Effect.forkScoped(
-      runReflector({
-        storage,
-        resourcePrefix: resourcePrefixOf(config),
-        watchCache,
-        incoming: dispatcher.incoming,
-        ready,
-        now: () => clock.unsafeCurrentTimeMillis(),
-        terminateAllWatchers: () => watchers.terminateAll(),
-        received: tagged(eventsReceived),
-        initializations: tagged(initializations)
-      })
-    )
+    // it retries what storage fails with; a defect ends it, and is reported (failOnFatal fails the program)
+    const loop = runReflector({
+      storage,
+      resourcePrefix: resourcePrefixOf(config),
+      watchCache,
+      incoming: dispatcher.incoming,
+      ready,
+      now: () => clock.unsafeCurrentTimeMillis(),
+      terminateAllWatchers: () => watchers.terminateAll(),
+      received: tagged(eventsReceived),
+      initializations: tagged(initializations)
+    })
+    yield* Effect.forkScoped(supervised(`watch cache reflector (${qualified(config.groupResource)})`, loop))
   })
 )

@@ -10,6 +10,7 @@
  * relists after its watch ends, the worker retries a failed pass with a growing delay.
  */
 import { Duration, Effect, FiberSet, Queue, type Scope, Stream } from "effect"
+import { supervised } from "../../../mvcc/fatal.js"
 import type { KubeObject } from "../../api/object-meta.js"
 import { InternalError } from "../../api/status.js"
 import { Everything } from "../../storage/selection-predicate.js"
@@ -185,11 +186,15 @@ export const runNamespaceController = (deps: NamespaceControllerDeps): Effect.Ef
           : Effect.void
       )
     })
+    // each loop retries what fails; a defect ends it, and is reported (failOnFatal fails the program)
     yield* Effect.forkScoped(
-      informer.pipe(
-        Effect.catchAll((e) => Effect.logWarning(`namespace controller: ${e.message}`)),
-        Effect.zipRight(Effect.sleep(Duration.seconds(1))),
-        Effect.forever
+      supervised(
+        "namespace controller's informer",
+        informer.pipe(
+          Effect.catchAll((e) => Effect.logWarning(`namespace controller: ${e.message}`)),
+          Effect.zipRight(Effect.sleep(Duration.seconds(1))),
+          Effect.forever
+        )
       )
     )
     const worker = Effect.gen(function* () {
@@ -206,6 +211,6 @@ export const runNamespaceController = (deps: NamespaceControllerDeps): Effect.Ef
       yield* Effect.logWarning(`namespace controller: deletion of namespace ${name} failed: ${r.left.message}`)
       yield* enqueueAfter(name, Duration.millis(Math.min(1000 * 2 ** (n - 1), 60_000)))
     })
-    yield* Effect.forkScoped(Effect.forever(worker))
+    yield* Effect.forkScoped(supervised("namespace controller's worker", Effect.forever(worker)))
     return yield* Effect.never
   })

@@ -4,6 +4,7 @@
  * missing — one deleted (kube-node-lease may be) comes back once it is gone.
  */
 import { Duration, Effect, Schedule, type Scope } from "effect"
+import { supervised } from "../../../mvcc/fatal.js"
 import type { StatusError } from "../../api/status.js"
 import type { Obj } from "../kinds/strategy.js"
 import type { ResourceRegistry } from "../registry.js"
@@ -43,10 +44,13 @@ export const runSystemNamespacesController = (
 ): Effect.Effect<void, never, Scope.Scope> =>
   Effect.asVoid(
     Effect.forkScoped(
-      ensureSystemNamespaces(registry, lifecycle).pipe(
-        Effect.catchAll((e) => Effect.logWarning(`system namespaces: ${e.message}`)),
-        Effect.zipRight(Effect.sync(onPass)),
-        Effect.repeat(Schedule.spaced(every))
+      supervised(
+        "system namespaces controller",
+        ensureSystemNamespaces(registry, lifecycle).pipe(
+          Effect.catchAll((e) => Effect.logWarning(`system namespaces: ${e.message}`)),
+          Effect.zipRight(Effect.sync(onPass)),
+          Effect.repeat(Schedule.spaced(every))
+        )
       )
     )
   )

@@ -12,6 +12,7 @@ import type { EtcdClientService } from "../../../client/client.js"
 import { toText } from "../../../client/key-value.js"
 import { Compare, Op } from "../../../client/op.js"
 import type { EtcdError } from "../../../errors.js"
+import { supervised } from "../../../mvcc/fatal.js"
 import { COMPACT_REV_KEY } from "./compact.js"
 
 /** DefaultCompactInterval */
@@ -60,7 +61,7 @@ export const runCompactor = (
   interval: Duration.DurationInput,
   endpoints: ReadonlyArray<string> = [],
   onRound: (s: CompactState) => void = () => {}
-): Effect.Effect<never> => {
+): Effect.Effect<void> => {
   const every = Duration.decode(interval)
   if (Duration.toMillis(every) <= 0) return Effect.never
   let state: CompactState = { version: 0n, rev: 0n, compacted: 0n }
@@ -77,5 +78,6 @@ export const runCompactor = (
       Effect.catchAll((e) => Effect.logError(`etcd: endpoint (${endpoints.join(",")}) compact failed: ${e.message}`))
     )
   )
-  return Effect.forever(round)
+  // a failed round is logged and the next one tries again; a defect ends the loop, reported
+  return supervised("apiserver compactor", Effect.forever(round))
 }

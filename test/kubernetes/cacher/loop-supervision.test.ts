@@ -1,0 +1,148 @@
+/**
+ * The watch cache's loops are supervised (issue 30): a defect in the dispatcher, the reflector or
+ * the progress requester fails the program that runs the Cacher under failOnFatal (as
+ * `etcd-effect apiserver` does) with that loop's LoopDied, instead of leaving every cache watch
+ * frozen while the server answers health checks. Each test fails (the program never ends) when the
+ * loop's `supervised` wrapper is removed.
+ */
+import { it } from "@effect/vitest"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, TestClock } from "effect"
+import { describe, expect } from "vitest"
+import { CacheWatcher } from "../../../src/kubernetes/cacher/cache-watcher.js"
+import { CacheWatchersTag } from "../../../src/kubernetes/cacher/cache-watchers.js"
+import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
+import { CacherConfigTag } from "../../../src/kubernetes/cacher/config.js"
+import { DispatcherTag } from "../../../src/kubernetes/cacher/dispatcher.js"
+import { progressRequesterLayer } from "../../../src/kubernetes/cacher/progress-requester.js"
+import { WatchCacheTag } from "../../../src/kubernetes/cacher/watch-cache.js"
+import { Storage, type StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import { failOnFatal, LoopDied } from "../../../src/mvcc/fatal.js"
+import { onOurServer } from "../storage/conformance/backend.js"
+import { podAttrs } from "../storage/conformance/support.js"
+
+const loopDied = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
+
+/** lets the forked loops run what they can */
+const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
+const config = { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } }
+
+describe("the watch cache's loops are supervised", () => {
+  const ours = onOurServer()
+
+  it.effect("a defect in the dispatcher (a watcher's sink that throws) fails the program", () =>
+    Effect.gen(function* () {
+      const parts = DispatcherTag.layer.pipe(
+        Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer)),
+        Layer.provide(Layer.succeed(CacherConfigTag, config))
+      )
+      const program = Effect.gen(function* () {
+        const { incoming } = yield* DispatcherTag
+        const watchers = yield* CacheWatchersTag
+        const cache = yield* WatchCacheTag
+        watchers.add(
+          new CacheWatcher({
+            deadline: undefined,
+            chanSize: 10,
+            filter: () => true,
+            startRV: 0n,
+            allowWatchBookmarks: false,
+            typeMeta: { apiVersion: "v1", kind: "Pod" },
+            now: 0,
+            namespace: "ns",
+            name: "",
+            triggerValue: undefined,
+            consumer: {
+              _tag: "Sink",
+              sink: {
+                push: () => {
+                  throw new Error("sink exploded")
+                },
+                end: () => {}
+              }
+            }
+          })
+        )
+        yield* Queue.offer(incoming, cache.processEvent("ADDED", { metadata: { name: "a", namespace: "ns" } }, 1n))
+        return yield* Effect.never
+      }).pipe(Effect.provide(parts), Effect.scoped)
+      const fiber = yield* Effect.fork(failOnFatal(program))
+      yield* settle
+      const exit = yield* Fiber.poll(fiber)
+      expect(Option.isSome(exit)).toBe(true)
+      const e = Option.isSome(exit) ? loopDied(exit.value) : undefined
+      expect(e).toBeInstanceOf(LoopDied)
+      expect(e).toMatchObject({
+        loop: "watch cache dispatcher (pods)",
+        message: "watch cache dispatcher (pods) died: sink exploded"
+      })
+    })
+  )
+
+  it.effect("a defect in the reflector (a storage watch that dies) fails the program", () =>
+    Effect.gen(function* () {
+      const { store } = ours().newStore()
+      const watched = yield* Deferred.make<void>()
+      const broken: StorageService = {
+        ...store,
+        watch: () => Effect.zipRight(Deferred.succeed(watched, undefined), Effect.die(new Error("watch exploded")))
+      }
+      const program = Effect.scoped(
+        Effect.zipRight(
+          Cacher.make(broken, { ...config, getAttrs: podAttrs, typeMeta: { apiVersion: "v1", kind: "Pod" } }),
+          Effect.never
+        )
+      )
+      const fiber = yield* Effect.fork(failOnFatal(program))
+      // the list goes to the real server; then the reflector watches
+      yield* Deferred.await(watched)
+      yield* settle
+      const exit = yield* Fiber.poll(fiber)
+      expect(Option.isSome(exit)).toBe(true)
+      const e = Option.isSome(exit) ? loopDied(exit.value) : undefined
+      expect(e).toBeInstanceOf(LoopDied)
+      expect(e).toMatchObject({
+        loop: "watch cache reflector (pods)",
+        message: "watch cache reflector (pods) died: watch exploded"
+      })
+    })
+  )
+
+  it.effect("a defect in the progress requester (a progress request that dies) fails the program", () =>
+    Effect.gen(function* () {
+      const { store } = ours().newStore()
+      const broken: StorageService = {
+        ...store,
+        requestWatchProgressSupported: Effect.succeed(true),
+        requestWatchProgress: Effect.die(new Error("progress exploded"))
+      }
+      const program = Effect.gen(function* () {
+        const cache = yield* WatchCacheTag
+        // a read waiting for the cache to catch up is what makes the requester ask
+        yield* Effect.fork(Effect.ignore(cache.waitUntilFresh(100n)))
+        return yield* Effect.never
+      }).pipe(
+        Effect.provide(
+          progressRequesterLayer.pipe(
+            Layer.provideMerge(WatchCacheTag.layer),
+            Layer.provide(Layer.succeed(Storage, broken)),
+            Layer.provide(Layer.succeed(CacherConfigTag, config))
+          )
+        ),
+        Effect.scoped
+      )
+      const fiber = yield* Effect.fork(failOnFatal(program))
+      yield* settle
+      yield* TestClock.adjust("100 millis")
+      yield* settle
+      const exit = yield* Fiber.poll(fiber)
+      expect(Option.isSome(exit)).toBe(true)
+      const e = Option.isSome(exit) ? loopDied(exit.value) : undefined
+      expect(e).toMatchObject({
+        loop: "watch cache progress requester",
+        message: "watch cache progress requester died: progress exploded"
+      })
+    })
+  )
+})
