@@ -41,6 +41,24 @@ export default tseslint.config(
     }
   },
   {
+    // an Effect run in src/ needs an owner (a layer's runtime, a FiberSet of a scope): each one
+    // left is disabled on its line with `-- why` (test/architecture/lint.test.ts checks the why)
+    files: ["src/**/*.ts"],
+    rules: {
+      "no-restricted-properties": [
+        "error",
+        ...["Effect", "Runtime"].flatMap((object) =>
+          ["runSync", "runSyncExit", "runFork", "runPromise", "runPromiseExit", "runCallback"].map((property) => ({
+            object,
+            property,
+            message:
+              "an Effect run in src/ has no owner: fork it in a scope (FiberSet.runtime, forkScoped) or use a plain call; if it must stay, disable this line with `-- why`"
+          }))
+        )
+      ]
+    }
+  },
+  {
     files: ["**/*.js", "**/*.mjs"],
     ...js.configs.recommended,
     languageOptions: { globals: { process: "readonly", console: "readonly" } }

@@ -232,6 +232,7 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       })
 
     // The write fast path logs on the store's runtime: it has no fiber of its own.
+    // eslint-disable-next-line no-restricted-properties -- a log line on the store layer's runtime (its logger), nothing to own
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const logError = (message: string, cause: unknown): void => {
       runFork(Effect.logError(message, cause))

@@ -4,7 +4,7 @@
  * <data-dir>/fixtures/client when no files are given, and the files are loaded once (a bad file
  * is a start-up error) into a reloading TlsSource shared by the client and metrics listeners.
  */
-import { Effect } from "effect"
+import { Effect, Runtime } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -54,8 +54,11 @@ export const setupClientTls = (
         Effect.annotateLogs({ certFile: files.certFile })
       )
     }
+    // a reload's warning is logged on the server's runtime: its logger (logfmt, --log-level), not the default
+    // eslint-disable-next-line no-restricted-properties -- a reload callback logs synchronously on the runtime of the scope that serves
+    const logWarning = Runtime.runSync(yield* Effect.runtime<never>())
     const source = makeTlsSource(tls, { ...files, trustedCaFile: tls.trustedCaFile }, (message) =>
-      Effect.runSync(Effect.logWarning(message))
+      logWarning(Effect.logWarning(message))
     )
     if (typeof source === "string") return yield* badConfig(source)
     return source

@@ -152,6 +152,7 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
   Effect.gen(function* () {
     const unarySet = yield* FiberSet.make<unknown, unknown>()
     const streamSet = yield* FiberSet.make<unknown, unknown>()
+    // eslint-disable-next-line no-restricted-properties -- only logDefect's log line, on the server's runtime (its logger); calls run in the FiberSets above
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     /** Logs a unary handler's defect (a bug) with the method name, on the server's runtime (its logger). */
     const logDefect = (method: string, cause: Cause.Cause<unknown>): void => {

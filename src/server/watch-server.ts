@@ -30,7 +30,7 @@
  * modRevision-1, for every event that is not a create.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Cause, type Chunk, Deferred, Duration, Effect, Exit, type Fiber, FiberId, Runtime, type Scope } from "effect"
+import { Cause, type Chunk, Deferred, Duration, Effect, Exit, type Fiber, FiberId, FiberSet, type Scope } from "effect"
 import { EtcdError, Errors } from "../errors.js"
 import { isCreate } from "../mvcc/key-value.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
@@ -289,7 +289,9 @@ export const serverWatchStream = (
     const { header, store } = deps
     const ws: WatchStream = yield* deps.watchable.newWatchStream
     const state = new StreamState(ws, store, header, deps.config.maxRequestBytes + GRPC_OVERHEAD_BYTES)
-    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
+    // what recv starts (a batch of requests that went async, a wait for 'drain') runs in the
+    // stream's own FiberSet: interrupted with the stream's scope, never left behind it
+    const runFork = yield* FiberSet.runtime(yield* FiberSet.make<unknown, never>())<never>()
     const interval = Duration.toMillis(progressInterval(deps.config.progressNotifyInterval))
     const sink = frameSink(call)
     const out = new FrameWriter()
@@ -312,7 +314,7 @@ export const serverWatchStream = (
       if (flushing !== undefined) flush()
       endCause = cause
       Deferred.unsafeDone(ended, Exit.failCause(cause))
-      Effect.runSync(ws.close)
+      ws.unsafeClose()
     }
     const defect = (part: string, cause: unknown): Cause.Cause<never> => Cause.die(new WatchStreamDefect(part, cause))
 
@@ -351,7 +353,7 @@ export const serverWatchStream = (
       const jitter = Math.floor(Math.random() * Math.max(1, Math.floor(interval / 10)))
       const tick = () => {
         try {
-          for (const id of state.onTick()) Effect.runSync(ws.requestProgress(id))
+          for (const id of state.onTick()) ws.unsafeRequestProgress(id)
           ticker = setTimeout(tick, interval + jitter)
         } catch (e) {
           end(defect("ticker", e))

@@ -50,6 +50,8 @@ export interface WatchStream {
   readonly unsafeCancel?: (id: WatchId) => boolean
   /** RequestProgress: a progress response for `id`, only when it is synced and the store reached its start. */
   readonly requestProgress: (id: WatchId) => Effect.Effect<void>
+  /** RequestProgress as a plain call (the server's progress ticker, a timer callback) */
+  readonly unsafeRequestProgress: (id: WatchId) => void
   /**
    * RequestProgressAll: one response with watch id -1 when EVERY watcher of the stream is synced
    * (and none waits for a future start revision); otherwise nothing is sent and false is returned.
@@ -65,6 +67,8 @@ export interface WatchStream {
   readonly ids: () => ReadonlyArray<WatchId>
   /** Close: cancels every watcher and ends the channel (also done by closing the stream's scope). */
   readonly close: Effect.Effect<void>
+  /** Close as a plain call (the server's stream ends from a transport callback) */
+  readonly unsafeClose: () => void
   /** Rev: the store's current revision. */
   readonly rev: () => number
 }
@@ -183,10 +187,12 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
   }
 
   requestProgress(id: WatchId): Effect.Effect<void> {
-    return Effect.sync(() => {
-      const w = this.watchers.get(id)
-      if (w !== undefined) this.store.progressIfSync([w], id)
-    })
+    return Effect.sync(() => this.unsafeRequestProgress(id))
+  }
+
+  unsafeRequestProgress(id: WatchId): void {
+    const w = this.watchers.get(id)
+    if (w !== undefined) this.store.progressIfSync([w], id)
   }
 
   get requestProgressAll(): Effect.Effect<boolean> {
@@ -232,6 +238,7 @@ export class WatchStreamImpl implements WatchStream, ResponseSink {
     if (this.pending !== 0) this.store.addPending(-this.pending)
     this.pending = 0
     // Ends the channel at once (buffered responses are dropped): a waiting takeAll returns done.
+    // eslint-disable-next-line no-restricted-properties -- Mailbox.shutdown (drop what is buffered, end now) has no unsafe twin; it is a synchronous state change
     Effect.runSync(this.chan.shutdown)
     this.store.streamClosed(this)
   }

@@ -25,6 +25,7 @@ const slowWatch = (ws: WatchStream): WatchStream => ({
       : ws.watch(req),
   cancel: (id) => ws.cancel(id),
   requestProgress: (id) => ws.requestProgress(id),
+  unsafeRequestProgress: (id) => ws.unsafeRequestProgress(id),
   get requestProgressAll() {
     return ws.requestProgressAll
   },
@@ -35,6 +36,7 @@ const slowWatch = (ws: WatchStream): WatchStream => ({
   prevKv: (id) => ws.prevKv(id),
   ids: () => ws.ids(),
   close: ws.close,
+  unsafeClose: () => ws.unsafeClose(),
   rev: () => ws.rev()
 })
 

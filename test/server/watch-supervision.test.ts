@@ -26,6 +26,7 @@ const faulty = (ws: WatchStream): WatchStream => ({
   watch: (req) => (hasKey(req.key, "boom/recv") ? Effect.die(new Error("injected in recv")) : ws.watch(req)),
   cancel: (id) => ws.cancel(id),
   requestProgress: (id) => ws.requestProgress(id),
+  unsafeRequestProgress: (id) => ws.unsafeRequestProgress(id),
   get requestProgressAll() {
     return ws.requestProgressAll
   },
@@ -41,6 +42,7 @@ const faulty = (ws: WatchStream): WatchStream => ({
   prevKv: (id) => ws.prevKv(id),
   ids: () => ws.ids(),
   close: ws.close,
+  unsafeClose: () => ws.unsafeClose(),
   rev: () => ws.rev()
 })
 

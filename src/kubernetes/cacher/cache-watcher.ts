@@ -42,8 +42,13 @@ export const BOOKMARK_FREQUENCY_MS = 60_000
 
 export type WatcherFilter = (key: string, attrs: Attrs, obj: KubeObject) => boolean
 
-/** who takes the watcher's events */
-export type Consumer = { readonly _tag: "Queue" } | { readonly _tag: "Sink"; readonly sink: WatchSink }
+/** who takes the watcher's events: a queue its stream pulls from (made by the caller, `watcherCapacity` long), or a sink */
+export type Consumer =
+  | { readonly _tag: "Queue"; readonly queue: Queue.Queue<WatchCacheEvent> }
+  | { readonly _tag: "Sink"; readonly sink: WatchSink }
+
+/** input + result buffers of upstream: what a watcher of `chanSize` holds */
+export const watcherCapacity = (chanSize: number): number => 2 * chanSize
 
 export interface CacheWatcherOptions {
   readonly chanSize: number
@@ -106,13 +111,13 @@ export class CacheWatcher {
     this.bookmarkFrequencyMs = o.bookmarkFrequencyMs ?? BOOKMARK_FREQUENCY_MS
     this.deadline = o.deadline
     this.nextBookmarkTime = this.bookmarkTimeAfter(o.now)
-    if (o.consumer._tag === "Queue") this.queue = Effect.runSync(Queue.bounded<WatchCacheEvent>(this.capacity))
+    if (o.consumer._tag === "Queue") this.queue = o.consumer.queue
     else this.sink = o.consumer.sink
   }
 
   /** input + result buffers of upstream */
   get capacity(): number {
-    return 2 * this.chanSize
+    return watcherCapacity(this.chanSize)
   }
 
   /** nonblockingAdd: true if taken (a BOOKMARK below the owed RV is dropped, as upstream) */
@@ -198,6 +203,7 @@ export class CacheWatcher {
     if (this.stopped) return
     this.stopped = true
     this.pending = []
+    // eslint-disable-next-line no-restricted-properties -- Queue.shutdown has no unsafe twin; it is a synchronous state change (wakes the stream's take)
     if (this.queue !== undefined) Effect.runSync(Queue.shutdown(this.queue))
     else this.sink!.end()
     const waiters = this.roomWaiters

@@ -10,7 +10,7 @@
  * dispatcher.ts, reflector.ts, progress-requester.ts); `Cacher.layer` composes them in one scope
  * with this file's Storage face on top. Closing the scope interrupts the fibers and ends every watch.
  */
-import { Context, Effect, Either, Layer, Metric, type Scope, Stream } from "effect"
+import { Context, Effect, Either, Layer, Metric, Queue, type Scope, Stream } from "effect"
 import type { KubeList, KubeObject } from "../api/object-meta.js"
 import { isTooLargeResourceVersion, newNotFound, type StatusError, toStatus } from "../api/status.js"
 import { errorEvent, type WatchEvent } from "../api/watch-event.js"
@@ -25,7 +25,8 @@ import {
 } from "../storage/interfaces.js"
 import { type Attrs, Everything, matchesAttributes, type SelectionPredicate } from "../storage/selection-predicate.js"
 import { parseListResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
-import { CacheWatcher, type Consumer, suggestedWatchChannelSize } from "./cache-watcher.js"
+import { CacheWatcher, type Consumer, suggestedWatchChannelSize, watcherCapacity } from "./cache-watcher.js"
+import type { WatchCacheEvent } from "./watch-cache-event.js"
 import { CacheWatchersTag } from "./cache-watchers.js"
 import { type CacherConfig, CacherConfigTag, resourcePrefixOf } from "./config.js"
 import { DispatcherTag } from "./dispatcher.js"
@@ -100,7 +101,11 @@ const makeFace = Effect.gen(function* () {
   }
 
   /** Cacher.Watch up to registration: the freshness wait, the interval, and the watcher, registered in one step */
-  const startWatch = (key: string, options: ListOptions, consumer: Consumer): Effect.Effect<Started, StatusError> =>
+  const startWatch = (
+    key: string,
+    options: ListOptions,
+    wanted: { readonly _tag: "Queue" } | Extract<Consumer, { _tag: "Sink" }>
+  ): Effect.Effect<Started, StatusError> =>
     Effect.gen(function* () {
       const recursive = options.recursive === true
       const k = yield* prepare(key, recursive)
@@ -131,6 +136,11 @@ const makeFace = Effect.gen(function* () {
       const triggerValue = trigger === undefined ? undefined : pred.field.requiresExactMatch(trigger)
       const chanSize = suggestedWatchChannelSize(watchCache.capacity, trigger !== undefined, triggerValue !== undefined)
       const filter = filterFor(k, recursive, pred)
+
+      const consumer: Consumer =
+        wanted._tag === "Queue"
+          ? { _tag: "Queue", queue: yield* Queue.bounded<WatchCacheEvent>(watcherCapacity(chanSize)) }
+          : wanted
 
       // take the interval and register in one synchronous step: no event can fall in between
       return yield* Effect.sync((): Started => {
