@@ -15,10 +15,11 @@
  *   an AuthError or undefined. `enabled` is a plain field: with auth off a check is one boolean.
  */
 import bcrypt from "bcryptjs"
-import { Context, Effect, Layer, Schedule } from "effect"
+import { Context, Effect, Either, Layer, Schedule } from "effect"
 import { Backend, type BackendShape, type WriteOp } from "../backend/backend.js"
 import type { EtcdError } from "../errors.js"
 import { supervised } from "../mvcc/fatal.js"
+import { RecoveryError } from "../mvcc/recovery-error.js"
 import { type AuthError, AuthErrors, noPasswordUser } from "./errors.js"
 import { type Permission, PermType, rangeOpPermitted, type UnifiedPermissions, unify } from "./range-perm.js"
 import {
@@ -53,6 +54,25 @@ const fail = (e: AuthError): Effect.Effect<never, EtcdError> => Effect.fail(e.gr
 const compareKeys = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b)
 const sameBytes = (a: Uint8Array, b: Uint8Array) => Buffer.compare(a, b) === 0
 
+/** Every record of an auth bucket, or the first that does not decode as a RecoveryError. */
+const readBucket = <R>(
+  backend: BackendShape,
+  bucket: "authUsers" | "authRoles",
+  decode: (b: Uint8Array) => Either.Either<R, string>
+): Either.Either<Array<R>, RecoveryError> => {
+  const records: Array<R> = []
+  for (const [k, v] of backend.range(bucket, new Uint8Array(0), undefined)) {
+    const record = decode(v)
+    if (Either.isLeft(record)) {
+      const name = JSON.stringify(Buffer.from(k).toString("utf8"))
+      const message = `${bucket} bucket: record ${name} is unreadable: ${record.left}`
+      return Either.left(new RecoveryError({ reason: "AuthRecovery", message }))
+    }
+    records.push(record.right)
+  }
+  return Either.right(records)
+}
+
 export class AuthStoreImpl {
   /** Read on every request: keep it a plain field. */
   enabled = false
@@ -61,18 +81,28 @@ export class AuthStoreImpl {
   private readonly roles = new Map<string, RoleRecord>()
   private readonly permCache = new Map<string, UnifiedPermissions>()
 
-  constructor(
+  /**
+   * The store as the backend holds it. A user or role record that does not decode is start-up
+   * corruption (etcd panics restoring it): a RecoveryError, and the member does not start.
+   */
+  static load(backend: BackendShape, config: AuthStoreConfig): Effect.Effect<AuthStoreImpl, RecoveryError> {
+    return Effect.suspend(() =>
+      Either.zipWith(
+        readBucket(backend, "authUsers", decodeUser),
+        readBucket(backend, "authRoles", decodeRole),
+        (users, roles) => new AuthStoreImpl(backend, config, users, roles)
+      )
+    )
+  }
+
+  private constructor(
     private readonly backend: BackendShape,
-    readonly config: AuthStoreConfig
+    readonly config: AuthStoreConfig,
+    users: ReadonlyArray<UserRecord>,
+    roles: ReadonlyArray<RoleRecord>
   ) {
-    for (const [, v] of backend.range("authUsers", new Uint8Array(0), undefined)) {
-      const u = decodeUser(v)
-      this.users.set(u.name, u)
-    }
-    for (const [, v] of backend.range("authRoles", new Uint8Array(0), undefined)) {
-      const r = decodeRole(v)
-      this.roles.set(r.name, r)
-    }
+    for (const u of users) this.users.set(u.name, u)
+    for (const r of roles) this.roles.set(r.name, r)
     const flag = backend.get("auth", ENABLED_KEY)
     this.enabled = flag !== undefined && flag.length === 1 && flag[0] === 1
     this.rev = decodeRevision(backend.get("auth", REVISION_KEY))
@@ -370,12 +400,12 @@ export class AuthStore extends Context.Tag("etcd-effect/AuthStore")<AuthStore, A
 const SWEEP_EVERY = "1 second"
 
 /** The auth store over the Backend in context, replayed from it; sweeps tokens while open. */
-export const layer = (config: AuthStoreConfig): Layer.Layer<AuthStore, never, Backend> =>
+export const layer = (config: AuthStoreConfig): Layer.Layer<AuthStore, RecoveryError, Backend> =>
   Layer.scoped(
     AuthStore,
     Effect.gen(function* () {
       const backend = yield* Backend
-      const store = new AuthStoreImpl(backend, config)
+      const store = yield* AuthStoreImpl.load(backend, config)
       yield* Effect.orDie(store.init)
       // a sweep that throws would leave expired tokens valid: supervised (serve fails the member)
       yield* Effect.forkScoped(

@@ -4,6 +4,7 @@
  * authpb.User / authpb.Role and its enableFlagKey / revisionKey. Records are JSON (bytes as
  * base64); the "auth" values are etcd's: one byte 0/1, the revision as 8 big-endian bytes.
  */
+import { Either, ParseResult, Schema } from "effect"
 import type { Permission } from "./range-perm.js"
 
 export interface UserRecord {
@@ -30,15 +31,32 @@ export const nameKey = utf8
 export const encodeUser = (u: UserRecord): Uint8Array =>
   utf8(JSON.stringify({ name: u.name, password: u.password, roles: u.roles, noPassword: u.noPassword }))
 
-export const decodeUser = (b: Uint8Array): UserRecord => {
-  const o = JSON.parse(Buffer.from(b).toString("utf8")) as {
-    name: string
-    password: string
-    roles: Array<string>
-    noPassword?: boolean
-  }
-  return { name: o.name, password: o.password, roles: o.roles, noPassword: o.noPassword === true }
+/** a user record as stored (noPassword absent in records written before it existed) */
+const StoredUser = Schema.parseJson(
+  Schema.Struct({
+    name: Schema.String,
+    password: Schema.String,
+    roles: Schema.Array(Schema.String),
+    noPassword: Schema.optional(Schema.Boolean)
+  })
+)
+
+const readable = <A, I>(schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (b: Uint8Array): Either.Either<A, string> =>
+    Either.mapLeft(decode(Buffer.from(b).toString("utf8")), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
 }
+
+const decodeStoredUser = readable(StoredUser)
+
+/** A stored user record, or why it cannot be read (start-up corruption to the caller). */
+export const decodeUser = (b: Uint8Array): Either.Either<UserRecord, string> =>
+  Either.map(decodeStoredUser(b), (o) => ({
+    name: o.name,
+    password: o.password,
+    roles: o.roles,
+    noPassword: o.noPassword === true
+  }))
 
 const b64 = (b: Uint8Array): string => Buffer.from(b).toString("base64")
 const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "base64"))
@@ -51,16 +69,22 @@ export const encodeRole = (r: RoleRecord): Uint8Array =>
     })
   )
 
-export const decodeRole = (b: Uint8Array): RoleRecord => {
-  const o = JSON.parse(Buffer.from(b).toString("utf8")) as {
-    name: string
-    perms: Array<{ type: number; key: string; rangeEnd: string }>
-  }
-  return {
+/** a role record as stored: perms' keys in base64, type etcd's READ 0, WRITE 1, READWRITE 2 (any int32 is kept, as etcd keeps it) */
+const StoredRole = Schema.parseJson(
+  Schema.Struct({
+    name: Schema.String,
+    perms: Schema.Array(Schema.Struct({ type: Schema.Int, key: Schema.String, rangeEnd: Schema.String }))
+  })
+)
+
+const decodeStoredRole = readable(StoredRole)
+
+/** A stored role record, or why it cannot be read (start-up corruption to the caller). */
+export const decodeRole = (b: Uint8Array): Either.Either<RoleRecord, string> =>
+  Either.map(decodeStoredRole(b), (o) => ({
     name: o.name,
     perms: o.perms.map((p) => ({ permType: p.type, key: unb64(p.key), rangeEnd: unb64(p.rangeEnd) }))
-  }
-}
+  }))
 
 export const encodeRevision = (rev: number): Uint8Array => {
   const b = Buffer.alloc(8)

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 
 export class RecoveryError extends Schema.TaggedError<RecoveryError>()("RecoveryError", {
-  /** what was being rebuilt: the store's key index, or the lessor's leases */
-  reason: Schema.Literal("IndexRebuild", "LeaseRecovery"),
+  /** what was being rebuilt: the store's key index, the lessor's leases, auth's users and roles, the alarms */
+  reason: Schema.Literal("IndexRebuild", "LeaseRecovery", "AuthRecovery", "AlarmRecovery"),
   message: Schema.String
 }) {}

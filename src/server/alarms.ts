@@ -9,8 +9,9 @@
  * - DEACTIVATE: clear it; answered with the alarm when it was up, nothing otherwise.
  * While NOSPACE is up, writes are refused (quota.ts, etcd's applierV3Capped).
  */
-import { Effect } from "effect"
+import { Effect, Either, ParseResult, Schema } from "effect"
 import type { BackendError, BackendShape } from "../backend/backend.js"
+import { RecoveryError } from "../mvcc/recovery-error.js"
 
 /** etcdserverpb.AlarmType */
 export const AlarmType = { NONE: 0, NOSPACE: 1, CORRUPT: 2 } as const
@@ -43,23 +44,32 @@ export interface Alarms {
   readonly noSpace: () => boolean
 }
 
-const decode = (bytes: Uint8Array | undefined): Array<AlarmMember> => {
-  if (bytes === undefined) return []
-  try {
-    const parsed: unknown = JSON.parse(Buffer.from(bytes).toString("utf8"))
-    if (!Array.isArray(parsed)) return []
-    return parsed.filter(
-      (a): a is AlarmMember =>
-        typeof a === "object" && a !== null && typeof a.memberID === "string" && typeof a.alarm === "number"
-    )
-  } catch {
-    return []
-  }
-}
+/** the alarms record as stored: a JSON array of { memberID, alarm } */
+const StoredAlarms = Schema.parseJson(Schema.Array(Schema.Struct({ memberID: Schema.String, alarm: Schema.Int })))
+const decodeStored = Schema.decodeUnknownEither(StoredAlarms)
+
+/**
+ * The alarms record; one that does not decode is start-up corruption (etcd panics): dropping it
+ * would lift a NOSPACE alarm nobody disarmed.
+ */
+const decode = (bytes: Uint8Array | undefined): Either.Either<Array<AlarmMember>, RecoveryError> =>
+  bytes === undefined
+    ? Either.right([])
+    : Either.mapBoth(decodeStored(Buffer.from(bytes).toString("utf8")), {
+        onLeft: (e) =>
+          new RecoveryError({
+            reason: "AlarmRecovery",
+            message: `the alarms record is unreadable: ${ParseResult.TreeFormatter.formatErrorSync(e)}`
+          }),
+        onRight: (a) => [...a]
+      })
 
 /** The alarms persisted in `backend`, loaded now. */
-export const makeAlarms = (backend: BackendShape): Alarms => {
-  let alarms = decode(backend.get("meta", ALARMS_KEY))
+export const makeAlarms = (backend: BackendShape): Effect.Effect<Alarms, RecoveryError> =>
+  Effect.map(decode(backend.get("meta", ALARMS_KEY)), (loaded) => alarmsFrom(backend, loaded))
+
+const alarmsFrom = (backend: BackendShape, loaded: Array<AlarmMember>): Alarms => {
+  let alarms = loaded
   let noSpace = alarms.some((a) => a.alarm === AlarmType.NOSPACE)
   const save = (next: Array<AlarmMember>) =>
     Effect.suspend(() => {

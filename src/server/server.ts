@@ -88,7 +88,11 @@ export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer
 /** The gRPC server over the store, watch and lease services in context. */
 export const layerServer = (
   config: ServerConfig
-): Layer.Layer<EtcdServer, ServeError | BackendError, MvccStore | WatchableStore | Lessor | Backend | AuthStore> =>
+): Layer.Layer<
+  EtcdServer,
+  ServeError | BackendError | RecoveryError,
+  MvccStore | WatchableStore | Lessor | Backend | AuthStore
+> =>
   Layer.scoped(
     EtcdServer,
     Effect.gen(function* () {
@@ -140,7 +144,7 @@ export const layerServer = (
         clientUrls: advertised,
         peerUrls: config.advertisePeerUrls
       }
-      const alarms = makeAlarms(backend)
+      const alarms = yield* makeAlarms(backend)
       const quota = makeQuota(
         backend,
         alarms,
@@ -274,7 +278,7 @@ export const makeTokenProvider = (config: ServerConfig): Effect.Effect<TokenProv
   })
 
 /** The auth store of a member (replayed from the backend), with the configured token provider. */
-export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeError, Backend> =>
+export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeError | RecoveryError, Backend> =>
   Layer.unwrapEffect(
     Effect.gen(function* () {
       if (!Number.isInteger(config.bcryptCost) || config.bcryptCost < 4 || config.bcryptCost > 31) {

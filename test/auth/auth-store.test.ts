@@ -3,13 +3,14 @@
  * change moves it on, enable/disable and no-op grants do not), the root rules, the grant-update
  * rule, role deletion taking the role from its users, and replay from the backend.
  */
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import { AuthStore, layer as authLayer, type AuthStoreShape } from "../../src/auth/auth-store.js"
 import { simpleTokenProvider } from "../../src/auth/token-provider.js"
 import { Backend } from "../../src/backend/backend.js"
 import { makeMemoryBackend } from "../../src/backend/memory.js"
 import { EtcdError } from "../../src/errors.js"
+import { RecoveryError } from "../../src/mvcc/recovery-error.js"
 
 const enc = (s: string) => new Uint8Array(Buffer.from(s))
 
@@ -131,6 +132,42 @@ describe("auth store", () => {
       expect(second.store.authInfoFromCommonName("")).toBeUndefined()
     } finally {
       await second.close()
+    }
+  })
+})
+
+describe("auth store start-up", () => {
+  const loading = async (bucket: "authUsers" | "authRoles", name: string, value: string) => {
+    const { backend } = makeMemoryBackend()
+    await Effect.runPromise(backend.write([{ bucket, key: enc(name), value: enc(value) }]))
+    const scope = Effect.runSync(Scope.make())
+    const exit = await Effect.runPromiseExit(
+      Layer.buildWithScope(authLayer({ tokenProvider: simpleTokenProvider(300_000), bcryptCost: 4 }), scope).pipe(
+        Effect.provideService(Backend, backend)
+      )
+    )
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    return exit
+  }
+  const failureOf = (exit: Exit.Exit<unknown, unknown>) =>
+    Exit.isFailure(exit) ? Cause.failureOption(exit.cause).pipe(Option.getOrUndefined) : undefined
+
+  it("an unreadable user or role record is a RecoveryError naming it (etcd panics), not a defect", async () => {
+    const user = failureOf(await loading("authUsers", "alice", "{not json"))
+    expect(user).toBeInstanceOf(RecoveryError)
+    expect(user).toMatchObject({ reason: "AuthRecovery" })
+    expect((user as RecoveryError).message).toMatch(/^authUsers bucket: record "alice" is unreadable: /)
+    const role = failureOf(await loading("authRoles", "r", JSON.stringify({ name: "r", perms: [{ type: 0, key: 1 }] })))
+    expect(role).toMatchObject({ reason: "AuthRecovery" })
+    expect((role as RecoveryError).message).toMatch(/^authRoles bucket: record "r" is unreadable: .*key/s)
+  })
+
+  it("a user record written before noPassword existed loads (noPassword false)", async () => {
+    const exit = await loading("authUsers", "bob", JSON.stringify({ name: "bob", password: "x", roles: ["r"] }))
+    expect(Exit.isSuccess(exit)).toBe(true)
+    if (Exit.isSuccess(exit)) {
+      const store = exit.value.unsafeMap.get(AuthStore.key) as AuthStoreShape
+      expect(store.userGet("bob")).toEqual(["r"])
     }
   })
 })

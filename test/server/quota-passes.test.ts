@@ -16,7 +16,7 @@ describe("Quota.passes", () => {
     ([inUse, cost, quotaBytes, noSpace]) => {
       const inner = makeMemoryBackend().backend
       const backend = { ...inner, sizeInUseBytes: () => inUse }
-      const alarms = makeAlarms(backend)
+      const alarms = Effect.runSync(makeAlarms(backend))
       if (noSpace) Effect.runSync(alarms.activate("1", AlarmType.NOSPACE))
       const quota = makeQuota(backend, alarms, quotaBytes, 1n)
       const passes = quota.passes(cost)
