@@ -221,7 +221,9 @@ describe.skipIf(skipEtcd)("malformed protobuf bodies, differential against etcd 
       const first = mismatches[0]
       if (first !== undefined) {
         // etcd that stopped answering most likely panicked on a body: its last output says which
-        const died = first.theirs.startsWith(`${grpc.status.UNAVAILABLE} `) ? `\netcd's output:\n${etcd.recentLog().slice(-4000)}` : ""
+        const died = first.theirs.startsWith(`${grpc.status.UNAVAILABLE} `)
+          ? `\netcd's output:\n${etcd.recentLog().slice(-4000)}`
+          : ""
         throw new Error(
           `${mismatches.length} differ; first: ${first.path} ${first.body}: etcd ${first.theirs}; ours ${first.mine}${died}`
         )
