@@ -41,7 +41,7 @@ import { compareBytes, SortedBucket } from "./sorted-bucket.js"
 import { MAX_KEY_BYTES, validateOps } from "./validate.js"
 import { DEFAULT_SEGMENT_BYTES, nodeWalIo, readWal, WalCorrupt, type WalIo, WalWriter } from "./wal.js"
 import { encodeRecord } from "./wal-record.js"
-import { TRACE_PUT_EVENT, traceApply, traceDurable, traceNow } from "../put-event-trace.js"
+import { TRACE_PUT_EVENT, traceApply, traceDurable, traceNow } from "../debug/put-event-trace.js"
 
 export interface LmdbOptions {
   /** the data dir (etcd's --data-dir); created when missing */

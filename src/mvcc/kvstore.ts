@@ -51,7 +51,7 @@ import { deleteRangeRequestSize, internalRaftRequestSize, putRequestSize, txnReq
 import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "./limits.js"
 import { keyString } from "./key-string.js"
 import { TreeIndex } from "./tree-index.js"
-import { TRACE_PUT_EVENT, traceStaged, traceStamp } from "../put-event-trace.js"
+import { TRACE_PUT_EVENT, traceStaged, traceStamp } from "../debug/put-event-trace.js"
 
 // ---------------------------------------------------------------------------------------------
 // configuration

@@ -50,7 +50,7 @@ import type { MakeHeader } from "./header.js"
 import { eventToPb, toNumber } from "./kv-pb.js"
 import { fragmentResponse, GRPC_OVERHEAD_BYTES } from "./watch-fragments.js"
 import { FrameWriter, type PrevKvLookup, WatchResponseEncoder } from "./watch-wire.js"
-import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
+import { TRACE_PUT_EVENT, traceStamp } from "../debug/put-event-trace.js"
 import { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL } from "./config.js"
 
 export { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL }

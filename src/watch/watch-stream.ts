@@ -6,7 +6,7 @@
  */
 import { type Chunk, Effect, type Mailbox, Option } from "effect"
 import { isCreate, type KeyValue } from "../mvcc/key-value.js"
-import { TRACE_PUT_EVENT, traceStamp } from "../put-event-trace.js"
+import { TRACE_PUT_EVENT, traceStamp } from "../debug/put-event-trace.js"
 import { WatchError } from "./errors.js"
 import { WatchIdMap } from "./watch-id-map.js"
 import {

@@ -6,7 +6,7 @@
 import { Effect, type Scope } from "effect"
 import { HealthCounters } from "./health.js"
 import { makeClientHandler, serveMetrics } from "./http.js"
-import type { HttpEndpoints, MetricsSources } from "./index.js"
+import type { HttpEndpoints, MetricsSources } from "./sources.js"
 import { mvccCollector } from "./mvcc-metrics.js"
 import { makeNodeCollector } from "./node-metrics.js"
 import { processCollector } from "./process-metrics.js"
