@@ -232,6 +232,8 @@ describe.skipIf(skipEtcd)("malformed protobuf bodies, differential against etcd 
   let ourClient: grpc.Client
   let refused = 0
   let total = 0
+  /** bodies that made etcd 3.4 exit although no predicate above knew them: each with its panic */
+  const unknownCrashes: Array<string> = []
 
   beforeAll(async () => {
     ;[etcd, ours] = await Promise.all([EtcdProcess.start(), startInProcess()])
@@ -244,15 +246,37 @@ describe.skipIf(skipEtcd)("malformed protobuf bodies, differential against etcd 
     await Promise.all([etcd?.dispose(), ours?.close()])
   })
 
+  const compareOne = async ([path, body]: readonly [string, Buffer]) => {
+    const [theirs, mine] = await Promise.all([outcome(theirClient, path, body), outcome(ourClient, path, body)])
+    return { path, body: body.toString("hex"), theirs, mine }
+  }
+  const etcdDied = async (results: ReadonlyArray<{ readonly theirs: string }>) =>
+    results.some((r) => r.theirs.startsWith(`${grpc.status.UNAVAILABLE} `)) && !(await etcd.healthy())
+  const restartEtcd = async () => {
+    theirClient.close()
+    await etcd.restart()
+    theirClient = new grpc.Client(etcd.endpoint, grpc.credentials.createInsecure())
+  }
+
   const compareBodies = (cases: ReadonlyArray<readonly [string, Buffer]>) =>
     Effect.promise(async () => {
       const safe = cases.filter(([path, body]) => !crashesEtcd34(body) && !crashesEtcd34Applying(path, body))
-      const results = await Promise.all(
-        safe.map(async ([path, body]) => {
-          const [theirs, mine] = await Promise.all([outcome(theirClient, path, body), outcome(ourClient, path, body)])
-          return { path, body: body.toString("hex"), theirs, mine }
-        })
-      )
+      let results = await Promise.all(safe.map(compareOne))
+      if (await etcdDied(results)) {
+        // a body no predicate knows made etcd 3.4 exit (it has no answer to compare with): find it
+        // by sending the batch again one body at a time, leave it out, and say which it was
+        await restartEtcd()
+        results = []
+        for (const c of safe) {
+          const r = await compareOne(c)
+          if (!(await etcdDied([r]))) {
+            results.push(r)
+            continue
+          }
+          unknownCrashes.push(`${r.path} ${r.body}\n${etcd.recentLog().slice(-1500)}`)
+          await restartEtcd()
+        }
+      }
       const mismatches = results.filter((r) => r.mine !== r.theirs)
       total += results.length
       refused += results.filter((r) => r.theirs !== "decoded").length
@@ -315,6 +339,10 @@ describe.skipIf(skipEtcd)("malformed protobuf bodies, differential against etcd 
     // runs after the property (vitest keeps file order): the fuzz must exercise refusals too
     expect(total).toBeGreaterThan(3000)
     expect(refused).toBeGreaterThan(total / 4)
+    // a body that crashes etcd 3.4 unforeseen is rare (a predicate above is then due); many would
+    // mean etcd dies for another reason, which this test must not paper over
+    if (unknownCrashes.length > 0) console.warn(`etcd 3.4 exited on:\n${unknownCrashes.join("\n")}`)
+    expect(unknownCrashes.length).toBeLessThanOrEqual(2)
   })
 })
 
