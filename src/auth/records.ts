@@ -4,7 +4,8 @@
  * authpb.User / authpb.Role and its enableFlagKey / revisionKey. Records are JSON (bytes as
  * base64); the "auth" values are etcd's: one byte 0/1, the revision as 8 big-endian bytes.
  */
-import { Either, ParseResult, Schema } from "effect"
+import { Either, Schema } from "effect"
+import { parseErrorLine } from "../mvcc/recovery-error.js"
 import type { Permission } from "./range-perm.js"
 
 export interface UserRecord {
@@ -44,7 +45,7 @@ const StoredUser = Schema.parseJson(
 const readable = <A, I>(schema: Schema.Schema<A, I>) => {
   const decode = Schema.decodeUnknownEither(schema)
   return (b: Uint8Array): Either.Either<A, string> =>
-    Either.mapLeft(decode(Buffer.from(b).toString("utf8")), (e) => ParseResult.TreeFormatter.formatErrorSync(e))
+    Either.mapLeft(decode(Buffer.from(b).toString("utf8")), parseErrorLine)
 }
 
 const decodeStoredUser = readable(StoredUser)

@@ -9,9 +9,9 @@
  * - DEACTIVATE: clear it; answered with the alarm when it was up, nothing otherwise.
  * While NOSPACE is up, writes are refused (quota.ts, etcd's applierV3Capped).
  */
-import { Effect, Either, ParseResult, Schema } from "effect"
+import { Effect, Either, Schema } from "effect"
 import type { BackendError, BackendShape } from "../backend/backend.js"
-import { RecoveryError } from "../mvcc/recovery-error.js"
+import { parseErrorLine, RecoveryError } from "../mvcc/recovery-error.js"
 
 /** etcdserverpb.AlarmType */
 export const AlarmType = { NONE: 0, NOSPACE: 1, CORRUPT: 2 } as const
@@ -59,7 +59,7 @@ const decode = (bytes: Uint8Array | undefined): Either.Either<Array<AlarmMember>
         onLeft: (e) =>
           new RecoveryError({
             reason: "AlarmRecovery",
-            message: `the alarms record is unreadable: ${ParseResult.TreeFormatter.formatErrorSync(e)}`
+            message: `the alarms record is unreadable: ${parseErrorLine(e)}`
           }),
         onRight: (a) => [...a]
       })

@@ -23,7 +23,12 @@ describe("alarms at start-up", () => {
 
   it.effect("an unreadable record is a RecoveryError, not an empty list", () =>
     Effect.gen(function* () {
-      for (const stored of ['[{"memberID":1,"alarm":1}]', "{not json", '{"memberID":"1","alarm":1}']) {
+      const why = [
+        "0.memberID: Expected string, actual 1",
+        "Expected property name or '}' in JSON at position 1",
+        "Expected ReadonlyArray<{ readonly memberID: string; readonly alarm: Int }>, actual"
+      ]
+      for (const [i, stored] of ['[{"memberID":1,"alarm":1}]', "{not json", '{"memberID":"1","alarm":1}'].entries()) {
         const { backend } = makeMemoryBackend()
         yield* backend.write([{ bucket: "meta", key: ALARMS_KEY, value: new Uint8Array(Buffer.from(stored)) }])
         const loaded = yield* Effect.either(makeAlarms(backend))
@@ -32,6 +37,9 @@ describe("alarms at start-up", () => {
           expect(loaded.left).toBeInstanceOf(RecoveryError)
           expect(loaded.left.reason).toBe("AlarmRecovery")
           expect(loaded.left.message).toMatch(/^the alarms record is unreadable: /)
+          // serve prints it as its one line before exiting 1
+          expect(loaded.left.message).not.toContain("\n")
+          expect(loaded.left.message).toContain(why[i])
         }
       }
     })
