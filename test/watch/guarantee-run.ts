@@ -699,6 +699,8 @@ export const run = (cmds: ReadonlyArray<Cmd>, stalled: ReadonlyArray<boolean>, o
 export interface PropertyOptions extends RunOptions {
   readonly maxCommands: number
   readonly numRuns: number
+  /** fast-check's seed: fixed where a coverage check after the runs must not depend on the draw */
+  readonly seed?: number | undefined
 }
 
 /**
@@ -729,7 +731,7 @@ export const property = (options: PropertyOptions) =>
           (cfg, cmds, stalled) =>
             Runtime.runPromise(runtime)(Effect.scoped(run(cmds, stalled, options).pipe(Effect.provide(layerFor(cfg)))))
         ),
-        { numRuns: options.numRuns }
+        { numRuns: options.numRuns, ...(options.seed !== undefined ? { seed: options.seed } : {}) }
       )
     )
     for (const stats of opened) {

@@ -42,6 +42,24 @@ describe("watch guarantees with lease expiry", { shuffle: false }, () => {
     120_000
   )
 
+  // the rare cases the check below wants (an expiry replayed to a watcher created after it, say)
+  // came in all but one of many random draws: these runs are always the same ones, so the check
+  // holds whatever the random runs above drew (CI at a33b49f drew no replay in 126 runs)
+  it.effect(
+    "the same over a fixed draw (seed 24), so the coverage below never depends on luck",
+    () =>
+      property({
+        mode: "direct",
+        scenario: { leases: true, bursts: true },
+        backend: "memory",
+        coverage,
+        maxCommands: 50,
+        numRuns: 40,
+        seed: 24
+      }),
+    120_000
+  )
+
   it("the generated runs reached expiries (multi-key, replayed, future watchers, prev_kv), revokes and keep-alives", () => {
     const l = coverage.leases
     const runs = coverage.runs
