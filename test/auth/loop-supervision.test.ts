@@ -4,12 +4,13 @@
  * LoopDied. Fails (the program never ends) when the sweep's `supervised` wrapper is removed.
  */
 import { it } from "@effect/vitest"
-import { Cause, Effect, Exit, Fiber, Layer, Option, TestClock } from "effect"
+import { Effect, Fiber, Layer, Option, TestClock } from "effect"
 import { describe, expect } from "vitest"
 import { AuthStore, layer as authLayer } from "../../src/auth/auth-store.js"
 import { simpleTokenProvider } from "../../src/auth/token-provider.js"
 import { layerMemory } from "../../src/backend/memory.js"
 import { failOnFatal } from "../../src/mvcc/fatal.js"
+import { endedWith } from "../support/loop-died.js"
 
 describe("auth's token sweep is supervised", () => {
   it.effect("a sweep that throws fails the program with the sweep's LoopDied", () =>
@@ -31,11 +32,7 @@ describe("auth's token sweep is supervised", () => {
       expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true) // a sweep that works keeps it running
       broken.on = true
       yield* TestClock.adjust("1 second")
-      const exit = yield* Fiber.poll(fiber)
-      expect(Option.isSome(exit)).toBe(true)
-      const e =
-        Option.isSome(exit) && Exit.isFailure(exit.value) ? Cause.failureOption(exit.value.cause) : Option.none()
-      expect(Option.getOrUndefined(e)).toMatchObject({
+      expect(yield* endedWith(fiber)).toMatchObject({
         loop: "auth token sweep",
         message: "auth token sweep died: sweep exploded"
       })

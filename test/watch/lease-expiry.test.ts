@@ -11,20 +11,20 @@ import { describe, expect, it } from "@effect/vitest"
 import { newCoverage, property } from "./guarantee-run.js"
 
 const coverage = newCoverage()
+/** the rounds driven directly, with leases and bursts: random draws, and one fixed draw */
+const direct = {
+  mode: "direct",
+  scenario: { leases: true, bursts: true },
+  backend: "memory",
+  coverage,
+  maxCommands: 50
+} as const
 
 // the last test checks what the runs before it covered: a shuffled run keeps their order
 describe("watch guarantees with lease expiry", { shuffle: false }, () => {
   it.effect(
     "expiries reach every watcher as one sorted DELETE revision; ordered, unique, reliable, atomic, resumable, bookmarkable, IsCreate, prev_kv and filters hold (rounds driven directly)",
-    () =>
-      property({
-        mode: "direct",
-        scenario: { leases: true, bursts: true },
-        backend: "memory",
-        coverage,
-        maxCommands: 50,
-        numRuns: Number(process.env.WATCH_LEASE_PROP_RUNS ?? 120)
-      }),
+    () => property({ ...direct, numRuns: Number(process.env.WATCH_LEASE_PROP_RUNS ?? 120) }),
     120_000
   )
 
@@ -47,16 +47,7 @@ describe("watch guarantees with lease expiry", { shuffle: false }, () => {
   // holds whatever the random runs above drew (CI at a33b49f drew no replay in 126 runs)
   it.effect(
     "the same over a fixed draw (seed 24), so the coverage below never depends on luck",
-    () =>
-      property({
-        mode: "direct",
-        scenario: { leases: true, bursts: true },
-        backend: "memory",
-        coverage,
-        maxCommands: 50,
-        numRuns: 40,
-        seed: 24
-      }),
+    () => property({ ...direct, numRuns: 40, seed: 24 }),
     120_000
   )
 

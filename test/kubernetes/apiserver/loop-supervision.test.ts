@@ -7,7 +7,7 @@
  * observers or a storage whose watch dies, over a real server.
  */
 import { it } from "@effect/vitest"
-import { Cause, Deferred, type Duration, Effect, Exit, Fiber, Option, type Scope, TestClock } from "effect"
+import { Deferred, type Duration, Effect, Exit, Fiber, type Scope, TestClock } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
 import { runNamespaceController } from "../../../src/kubernetes/apiserver/controllers/namespace-controller.js"
 import { runSystemNamespacesController } from "../../../src/kubernetes/apiserver/controllers/system-namespaces.js"
@@ -21,6 +21,7 @@ import type { StorageService } from "../../../src/kubernetes/storage/interfaces.
 import { encryptCheck } from "../../../src/kubernetes/storage/value/identity.js"
 import { failOnFatal, LoopDied } from "../../../src/mvcc/fatal.js"
 import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
+import { endedWith } from "../../support/loop-died.js"
 import { clientFor } from "../storage/conformance/support.js"
 
 let etcd: InProcessServer
@@ -56,9 +57,6 @@ const registryWithWatchThatDies = (prefix: string, watched: Deferred.Deferred<vo
     )
   )
 
-const loopDied = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
-
 /** lets the forked loops run what they can */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
 
@@ -74,10 +72,9 @@ const diesWith = (
     if (step !== undefined) yield* TestClock.adjust(step)
     yield* Deferred.await(reached)
     yield* settle
-    const exit = yield* Fiber.poll(fiber)
+    const e = yield* endedWith(fiber)
     yield* Fiber.interrupt(fiber)
-    expect(Option.isSome(exit)).toBe(true)
-    return Option.isSome(exit) ? loopDied(exit.value) : undefined
+    return e
   })
 
 describe("the apiserver's loops are supervised", () => {

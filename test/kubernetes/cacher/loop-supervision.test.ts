@@ -6,7 +6,7 @@
  * loop's `supervised` wrapper is removed.
  */
 import { it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Option, Queue, TestClock } from "effect"
+import { Deferred, Effect, Layer, Queue, TestClock } from "effect"
 import { describe, expect } from "vitest"
 import { CacheWatcher } from "../../../src/kubernetes/cacher/cache-watcher.js"
 import { CacheWatchersTag } from "../../../src/kubernetes/cacher/cache-watchers.js"
@@ -17,11 +17,9 @@ import { progressRequesterLayer } from "../../../src/kubernetes/cacher/progress-
 import { WatchCacheTag } from "../../../src/kubernetes/cacher/watch-cache.js"
 import { Storage, type StorageService } from "../../../src/kubernetes/storage/interfaces.js"
 import { failOnFatal, LoopDied } from "../../../src/mvcc/fatal.js"
+import { endedWith } from "../../support/loop-died.js"
 import { onOurServer } from "../storage/conformance/backend.js"
 import { podAttrs } from "../storage/conformance/support.js"
-
-const loopDied = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Cause.failureOption(exit.cause)) : undefined
 
 /** lets the forked loops run what they can */
 const settle = Effect.repeatN(Effect.yieldNow(), 50)
@@ -69,9 +67,7 @@ describe("the watch cache's loops are supervised", () => {
       }).pipe(Effect.provide(parts), Effect.scoped)
       const fiber = yield* Effect.fork(failOnFatal(program))
       yield* settle
-      const exit = yield* Fiber.poll(fiber)
-      expect(Option.isSome(exit)).toBe(true)
-      const e = Option.isSome(exit) ? loopDied(exit.value) : undefined
+      const e = yield* endedWith(fiber)
       expect(e).toBeInstanceOf(LoopDied)
       expect(e).toMatchObject({
         loop: "watch cache dispatcher (pods)",
@@ -98,9 +94,7 @@ describe("the watch cache's loops are supervised", () => {
       // the list goes to the real server; then the reflector watches
       yield* Deferred.await(watched)
       yield* settle
-      const exit = yield* Fiber.poll(fiber)
-      expect(Option.isSome(exit)).toBe(true)
-      const e = Option.isSome(exit) ? loopDied(exit.value) : undefined
+      const e = yield* endedWith(fiber)
       expect(e).toBeInstanceOf(LoopDied)
       expect(e).toMatchObject({
         loop: "watch cache reflector (pods)",
@@ -136,9 +130,7 @@ describe("the watch cache's loops are supervised", () => {
       yield* settle
       yield* TestClock.adjust("100 millis")
       yield* settle
-      const exit = yield* Fiber.poll(fiber)
-      expect(Option.isSome(exit)).toBe(true)
-      const e = Option.isSome(exit) ? loopDied(exit.value) : undefined
+      const e = yield* endedWith(fiber)
       expect(e).toMatchObject({
         loop: "watch cache progress requester",
         message: "watch cache progress requester died: progress exploded"
