@@ -19,6 +19,7 @@ import {
   MAX_QUOTA_BYTES,
   MIN_PROGRESS_NOTIFY_INTERVAL,
   parseAutoCompaction,
+  parsePeerUrl,
   splitUrls
 } from "../server/config.js"
 import { ServeError } from "../server/serve-error.js"
@@ -55,6 +56,43 @@ const tlsFlags = (f: ServeFlags): Effect.Effect<ClientTlsConfig, ServeError> =>
     }
   })
 
+/**
+ * etcd's cluster flags on a single member, checked as etcd checks them (its words where it has
+ * some): the peer URLs parse, --initial-cluster (default: <name>=<advertised peer URLs>) names this
+ * member with exactly its advertised peer URLs, and no other member — several need etcd itself.
+ */
+export const checkClusterFlags = (f: ServeFlags): string | undefined => {
+  for (const url of [...splitUrls(f["listen-peer-urls"]), ...splitUrls(f["initial-advertise-peer-urls"])]) {
+    const parsed = parsePeerUrl(url)
+    if (typeof parsed === "string") return parsed
+  }
+  const advertised = splitUrls(f["initial-advertise-peer-urls"])
+  const initial = f["initial-cluster"].trim()
+  const entries = initial === "" ? advertised.map((url) => [f.name, url] as const) : []
+  for (const entry of initial === "" ? [] : initial.split(",")) {
+    const eq = entry.indexOf("=")
+    if (eq <= 0) return `--initial-cluster: ${JSON.stringify(entry)} is not name=URL`
+    entries.push([entry.slice(0, eq).trim(), entry.slice(eq + 1).trim()])
+  }
+  const others = [...new Set(entries.map(([name]) => name).filter((name) => name !== f.name))]
+  if (entries.length === others.length) {
+    return `couldn't find local name ${JSON.stringify(f.name)} in the initial cluster configuration`
+  }
+  if (others.length > 0) {
+    return `--initial-cluster names ${others.join(", ")} besides ${f.name}: etcd-effect serve is one member; run etcd for a cluster of several`
+  }
+  const mine = entries.map(([, url]) => url)
+  for (const url of mine) {
+    const parsed = parsePeerUrl(url)
+    if (typeof parsed === "string") return parsed
+  }
+  const [a, b] = [[...advertised].sort().join(","), [...mine].sort().join(",")]
+  if (a !== b) {
+    return `--initial-cluster has ${f.name}=${mine.join(",")} but missing from --initial-advertise-peer-urls=${advertised.join(",")} (resolved urls: ${JSON.stringify(a)} != ${JSON.stringify(b)})`
+  }
+  return undefined
+}
+
 /** Runs `serve` with its parsed flags until interrupted. */
 export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
   const flags = p.values as ServeFlags
@@ -74,6 +112,8 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
       yield* Effect.logWarning("watch progress notify interval raised to the minimum 100ms")
     }
     const tls = yield* tlsFlags(flags)
+    const cluster = checkClusterFlags(flags)
+    if (cluster !== undefined) return yield* badConfig(cluster)
     if (flags["max-txn-ops"] <= 0) return yield* badConfig("--max-txn-ops must be positive")
     const quota = flags["quota-backend-bytes"]
     if (quota < 0) return yield* badConfig("--quota-backend-bytes must not be negative")

@@ -146,15 +146,28 @@ describe("etcd-effect serve (process)", () => {
     }
   })
 
-  it("takes etcd's flags and their ETCD_* variables; the data dir defaults to <name>.etcd", async () => {
+  it("takes etcd's flags (a single member's cluster flags too) and their ETCD_* variables; the data dir defaults to <name>.etcd", async () => {
     const cwd = dir()
     const port = await freePort()
     const p = await start({
       dataDir: undefined,
       cwd,
       port,
-      args: ["--advertise-client-urls", "http://advertised.example:2379", "--auto-compaction-mode=revision"],
-      env: { ETCD_NAME: "from-env", ETCD_AUTO_COMPACTION_RETENTION: "10", ETCD_MAX_REQUEST_BYTES: "4096" }
+      args: [
+        "--advertise-client-urls",
+        "http://advertised.example:2379",
+        "--auto-compaction-mode=revision",
+        // a single-member etcd command line's cluster flags (nothing listens on the peer URL)
+        "--listen-peer-urls=http://127.0.0.1:2380",
+        "--initial-cluster-token=tkn",
+        "--initial-cluster-state=new"
+      ],
+      env: {
+        ETCD_NAME: "from-env",
+        ETCD_AUTO_COMPACTION_RETENTION: "10",
+        ETCD_MAX_REQUEST_BYTES: "4096",
+        ETCD_INITIAL_CLUSTER: "from-env=http://localhost:2380"
+      }
     })
     const cluster = rawClient("Cluster", p.endpoint)
     const kv = rawClient("KV", p.endpoint)

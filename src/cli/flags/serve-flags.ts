@@ -32,6 +32,25 @@ export const serveFlags = {
     default: DEFAULT_ADVERTISE_PEER_URL,
     description: "Peer URLs to advertise (MemberList)."
   }),
+  // one member has no peers: these are read so etcd's single-member command lines run unchanged,
+  // checked as etcd checks them (../serve.ts), and nothing listens on the peer URLs
+  "listen-peer-urls": string({
+    default: DEFAULT_ADVERTISE_PEER_URL,
+    description: "Accepted as etcd's; one member has no peers (nothing listens)."
+  }),
+  "initial-cluster": string({
+    shownDefault: "<name>=<initial-advertise-peer-urls>",
+    description: "This member only (name=URL); several members need etcd."
+  }),
+  "initial-cluster-state": choice({
+    choices: ["new", "existing"],
+    default: "new",
+    description: "Accepted as etcd's; the member starts from its data dir."
+  }),
+  "initial-cluster-token": string({
+    default: "etcd-cluster",
+    description: "Accepted as etcd's (ids here are random, kept in the data dir)."
+  }),
   "max-request-bytes": uint({
     default: DEFAULT_MAX_REQUEST_BYTES,
     description: "Maximum client request size in bytes."
