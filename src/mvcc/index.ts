@@ -33,6 +33,6 @@ export {
   layerDefault
 } from "./kvstore.js"
 export { compareRevision, type Revision } from "./revision.js"
-export { failOnFatal, Fatal, type FatalShape, LoopDied, supervised } from "./fatal.js"
+export { failOnFatal, Fatal, type FatalShape, LoopDied } from "./fatal.js"
 export { RecoveryError } from "./recovery-error.js"
-export { PendingWrite, type WriteResult } from "./pending-write.js"
+export type { WriteResult } from "./pending-write.js"

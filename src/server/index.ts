@@ -28,6 +28,5 @@ export { silenceGrpcLogs } from "./grpc-logs.js"
 export {
   DEFAULT_PROGRESS_NOTIFY_INTERVAL,
   MIN_PROGRESS_NOTIFY_INTERVAL,
-  serverWatchStream,
   type WatchServerConfig
 } from "./watch-server.js"

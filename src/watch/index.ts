@@ -10,7 +10,6 @@ export {
   layer,
   layerOver,
   layerWith,
-  make,
   WatchableStore,
   type WatchableStoreConfig,
   type WatchableStoreShape

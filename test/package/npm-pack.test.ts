@@ -125,11 +125,19 @@ describe("the npm package, installed from its tarball", () => {
     expect(manifest.license).toBe("Apache-2.0")
   })
 
-  it("the load generator is the subpath etcd-effect/bench, not part of the root export", async () => {
+  it("the load generator and the protos are subpaths (etcd-effect/bench, etcd-effect/proto), not in the root export", async () => {
     const probe = `const root = await import("etcd-effect"); const bench = await import("etcd-effect/bench");
-      console.log(JSON.stringify({ rootBench: "Bench" in root, run: typeof bench.run, client: typeof root.Client.EtcdClient }))`
+      const proto = await import("etcd-effect/proto");
+      console.log(JSON.stringify({ rootBench: "Bench" in root, rootProto: "Proto" in root, run: typeof bench.run,
+        client: typeof root.Client.EtcdClient, kv: typeof proto.packageDefinition["etcdserverpb.KV"] }))`
     const out = await sh("node", ["--input-type=module", "-e", probe], app)
-    expect(JSON.parse(out)).toEqual({ rootBench: false, run: "function", client: "function" })
+    expect(JSON.parse(out)).toEqual({
+      rootBench: false,
+      rootProto: false,
+      run: "function",
+      client: "function",
+      kv: "object"
+    })
   }, 60_000)
 
   it("npx etcd-effect serves, and its put, get and watch work against it", async () => {

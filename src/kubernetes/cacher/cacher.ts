@@ -419,11 +419,8 @@ const partsLayer = Layer.mergeAll(reflectorLayer, progressRequesterLayer).pipe(
   Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer, ReadyTag.layer))
 )
 
-/**
- * The Cacher as a Layer: it takes the `Storage` underneath and provides a `Storage` (and its
- * internals), so a program turns the watch cache on by adding this layer.
- */
-export const layer = (config: CacherConfig): Layer.Layer<Storage | CacherInternalsTag, never, Storage> =>
+/** The Cacher's layer with its internals beside the Storage face (for `make`, tests and metrics). */
+export const layerWithInternals = (config: CacherConfig): Layer.Layer<Storage | CacherInternalsTag, never, Storage> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const underlying = yield* Storage
@@ -436,12 +433,18 @@ export const layer = (config: CacherConfig): Layer.Layer<Storage | CacherInterna
     })
   )
 
+/**
+ * The Cacher as a Layer: it takes the `Storage` underneath and provides a `Storage`, so a program
+ * turns the watch cache on by adding this layer.
+ */
+export const layer = (config: CacherConfig): Layer.Layer<Storage, never, Storage> => layerWithInternals(config)
+
 /** The Cacher over `storage`, living in the current scope. */
 export const make = (
   storage: StorageService,
   config: CacherConfig
 ): Effect.Effect<StorageService & { readonly internals: CacherInternals }, never, Scope.Scope> =>
-  Effect.map(Layer.build(layer(config).pipe(Layer.provide(Layer.succeed(Storage, storage)))), (ctx) => ({
+  Effect.map(Layer.build(layerWithInternals(config).pipe(Layer.provide(Layer.succeed(Storage, storage)))), (ctx) => ({
     ...Context.get(ctx, Storage),
     internals: Context.get(ctx, CacherInternalsTag)
   }))

@@ -26,8 +26,7 @@ export {
   type KeysClientService,
   layer as keysClientLayer,
   layerFetch as keysClientLayerFetch,
-  make as makeKeysClient,
-  parseResponse
+  make as makeKeysClient
 } from "./keys-client.js"
 export {
   HighWaterMark,
@@ -35,16 +34,6 @@ export {
   outgoingHighWaterMarkGauge,
   type WatcherMarks
 } from "./high-water-mark.js"
-export {
-  etcdWatch,
-  etcdWatcher,
-  type EtcdWatcherDeps,
-  exceptKey,
-  type IncludeFunc,
-  INCOMING_BUF_SIZE,
-  makeSendResult,
-  OUTGOING_BUF_SIZE,
-  statusOfError,
-  translate
-} from "./etcd-watcher.js"
+// the watcher's parts (translate, etcdWatch, the buffer sizes, …) are internal: import them by file path
+export { etcdWatcher, type EtcdWatcherDeps, exceptKey, type IncludeFunc } from "./etcd-watcher.js"
 export { Etcd2Store, type Etcd2StoreConfig } from "./store.js"
