@@ -21,18 +21,18 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Exit, Layer, Queue, Scope, Stream } from "effect"
-import { type EtcdClientService, make } from "../src/client/index.js"
+import { type EtcdClientShape, make } from "../src/client/index.js"
 import type { KubeObject } from "../src/kubernetes/api/object-meta.js"
 import { CacheWatcher } from "../src/kubernetes/cacher/cache-watcher.js"
-import { CacheWatchersTag } from "../src/kubernetes/cacher/cache-watchers.js"
+import { IndexedWatchers } from "../src/kubernetes/cacher/indexed-watchers.js"
 import { Cacher } from "../src/kubernetes/cacher/cacher.js"
-import { CacherConfigTag } from "../src/kubernetes/cacher/config.js"
-import { DispatcherTag } from "../src/kubernetes/cacher/dispatcher.js"
-import { WatchCacheTag } from "../src/kubernetes/cacher/watch-cache.js"
+import { CacherConfig } from "../src/kubernetes/cacher/config.js"
+import { Dispatcher } from "../src/kubernetes/cacher/dispatcher.js"
+import { WatchCache } from "../src/kubernetes/cacher/watch-cache.js"
 import type { WatchEvent } from "../src/kubernetes/api/watch-event.js"
 import { watchInto } from "../src/kubernetes/storage/watch-sink.js"
 import { Etcd3Store } from "../src/kubernetes/storage/etcd3/store.js"
-import type { StorageService } from "../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../src/kubernetes/storage/interfaces.js"
 import { parsePredicate } from "../src/kubernetes/storage/selection-predicate.js"
 import {
   cleanup,
@@ -90,14 +90,14 @@ const run = (server: Server, mode: Mode): Promise<Row> =>
   Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
-        const client: EtcdClientService = yield* make({ endpoints: [server.endpoint] })
+        const client: EtcdClientShape = yield* make({ endpoints: [server.endpoint] })
         const etcd3 = Etcd3Store.makeWith(client, {
           pathPrefix: `/bench-${mode}`,
           resourcePrefix: "/pods/",
           groupResource: { group: "", resource: "pods" }
         })
         for (let ns = 0; ns < NAMESPACES; ns++) yield* etcd3.create(`/pods/ns-${ns}/pod-0`, pod(ns, 0, 0))
-        let store: StorageService = etcd3
+        let store: StorageShape = etcd3
         if (mode !== "direct") {
           store = yield* Cacher.make(etcd3, {
             resourcePrefix: "/pods/",
@@ -227,10 +227,10 @@ const dispatchCost = (trigger: boolean): Promise<{ usPerEvent: number; deliverie
       "spec.nodeName": nodeOf(o)
     }
   })
-  const parts = DispatcherTag.layer.pipe(
-    Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer)),
+  const parts = Dispatcher.layer.pipe(
+    Layer.provideMerge(Layer.mergeAll(WatchCache.layer, IndexedWatchers.layer)),
     Layer.provide(
-      Layer.succeed(CacherConfigTag, {
+      Layer.succeed(CacherConfig, {
         resourcePrefix: "/pods/",
         groupResource: { group: "", resource: "pods" },
         getAttrs: attrs,
@@ -241,9 +241,9 @@ const dispatchCost = (trigger: boolean): Promise<{ usPerEvent: number; deliverie
   return Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
-        const { incoming } = yield* DispatcherTag
-        const watchers = yield* CacheWatchersTag
-        const cache = yield* WatchCacheTag
+        const { incoming } = yield* Dispatcher
+        const watchers = yield* IndexedWatchers
+        const cache = yield* WatchCache
         let deliveries = 0
         const sink = { push: (evs: ReadonlyArray<WatchEvent>) => ((deliveries += evs.length), true), end: () => {} }
         for (let i = 0; i < N; i++) {

@@ -21,7 +21,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { Chunk, Effect, Stream } from "effect"
 import { Etcd3 } from "etcd3"
-import { EtcdClient, type EtcdClientService, make, Op } from "../src/client/index.js"
+import { EtcdClient, type EtcdClientShape, make, Op } from "../src/client/index.js"
 import { ETCD_BIN, startEtcd } from "./etcd.js"
 
 const WATCHERS = Number(process.env.WATCHERS ?? "50")
@@ -53,7 +53,7 @@ const measure = async (run: () => Promise<number>): Promise<Sample> => {
 }
 
 /** Writes `n` puts under `prefix` (32 in flight) with our client; returns the last revision. */
-const write = (c: EtcdClientService, prefix: string, n: number) =>
+const write = (c: EtcdClientShape, prefix: string, n: number) =>
   Effect.forEach(
     Array.from({ length: n }, (_, i) => i),
     (i) => Effect.map(c.kv.put(`${prefix}${i % 100}`, VALUE), (r) => r.header.revision),
@@ -61,7 +61,7 @@ const write = (c: EtcdClientService, prefix: string, n: number) =>
   ).pipe(Effect.map((revs) => revs.reduce((a, b) => (a > b ? a : b), 0n)))
 
 /** `n` txns of TXN_KEYS puts each (32 in flight): n revisions, n × TXN_KEYS events. */
-const writeTxns = (c: EtcdClientService, prefix: string, n: number) =>
+const writeTxns = (c: EtcdClientShape, prefix: string, n: number) =>
   Effect.forEach(
     Array.from({ length: n }, (_, i) => i),
     (i) =>
@@ -164,7 +164,7 @@ const main = async () => {
   try {
     const results: Record<string, Array<Sample>> = {}
     const add = (k: string, s: Sample) => (results[k] ??= []).push(s)
-    const withWriter = <A>(f: (c: EtcdClientService) => Effect.Effect<A, unknown>) =>
+    const withWriter = <A>(f: (c: EtcdClientShape) => Effect.Effect<A, unknown>) =>
       Effect.runPromise(
         Effect.flatMap(EtcdClient, f).pipe(Effect.provide(EtcdClient.layer({ endpoints: [etcd.endpoint] })))
       )

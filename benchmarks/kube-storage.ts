@@ -16,9 +16,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { Effect, Stream } from "effect"
-import { type EtcdClientService, make } from "../src/client/index.js"
+import { type EtcdClientShape, make } from "../src/client/index.js"
 import type { KubeObject } from "../src/kubernetes/api/object-meta.js"
-import type { StorageService } from "../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../src/kubernetes/storage/interfaces.js"
 import { Everything, type SelectionPredicate } from "../src/kubernetes/storage/selection-predicate.js"
 import { Etcd3Store } from "../src/kubernetes/storage/etcd3/store.js"
 import { cleanup, etcdInstalled, etcdVersion, type Server, startEtcdServer, startOurs } from "./compare-servers.js"
@@ -73,8 +73,8 @@ const benchServer = async (server: Server): Promise<Row> =>
   Effect.runPromise(
     Effect.scoped(
       Effect.gen(function* () {
-        const client: EtcdClientService = yield* make({ endpoints: [server.endpoint] })
-        const store: StorageService = Etcd3Store.makeWith(client, {
+        const client: EtcdClientShape = yield* make({ endpoints: [server.endpoint] })
+        const store: StorageShape = Etcd3Store.makeWith(client, {
           pathPrefix: "/registry",
           resourcePrefix: "/pods/",
           groupResource: { group: "", resource: "pods" }

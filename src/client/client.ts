@@ -21,10 +21,10 @@ import { type Maintenance, makeMaintenance } from "./maintenance.js"
 import type { WatchError } from "./watch-errors.js"
 import type { WatchOptions } from "./watch-options.js"
 import type { WatchResponse } from "./watch-response.js"
-import { type ProgressOptions, watcherOf } from "./watcher.js"
+import { type ProgressOptions, watcherOf } from "./watch.js"
 import { WatchStreams } from "./watch-streams.js"
 
-export interface EtcdClientService {
+export interface EtcdClientShape {
   readonly kv: KV
   readonly lease: Lease
   readonly maintenance: Maintenance
@@ -54,7 +54,7 @@ const clientServices = (options: EtcdClientOptions): Layer.Layer<ClientConnectio
   }).pipe(Layer.provideMerge(ClientConnection.layer(options)))
 
 /** The EtcdClient service from its parts (resolved here, once; nothing is looked up per call). */
-const fromServices: Effect.Effect<EtcdClientService, never, ClientConnection | WatchStreams> = Effect.gen(function* () {
+const fromServices: Effect.Effect<EtcdClientShape, never, ClientConnection | WatchStreams> = Effect.gen(function* () {
   const connection = yield* ClientConnection
   const watcher = watcherOf(yield* WatchStreams)
   return {
@@ -70,10 +70,10 @@ const layerOf = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError>
   Layer.effect(EtcdClient, fromServices).pipe(Layer.provide(clientServices(options)))
 
 /** A client owned by the current scope (the layer, built in place). */
-export const make = (options: EtcdClientOptions): Effect.Effect<EtcdClientService, EtcdError, Scope.Scope> =>
+export const make = (options: EtcdClientOptions): Effect.Effect<EtcdClientShape, EtcdError, Scope.Scope> =>
   Effect.map(Layer.build(layerOf(options)), (context) => Context.get(context, EtcdClient))
 
-export class EtcdClient extends Context.Tag("etcd-effect/client/EtcdClient")<EtcdClient, EtcdClientService>() {
+export class EtcdClient extends Context.Tag("etcd-effect/client/EtcdClient")<EtcdClient, EtcdClientShape>() {
   /** A client from a config value. Fails with EtcdError when no endpoint answers within dialTimeout. */
   static readonly layer = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError> => layerOf(options)
 

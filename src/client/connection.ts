@@ -35,7 +35,7 @@ export const unaryMethod = <Req, Res>(service: string, method: string): UnaryMet
   }
 }
 
-export interface Connection {
+export interface ClientConnectionShape {
   readonly client: grpc.Client
   /** the configured metadata plus `extra`, as a fresh grpc Metadata with waitForReady set */
   readonly metadata: (extra?: Readonly<Record<string, string>>) => grpc.Metadata
@@ -103,7 +103,9 @@ const credentials = (config: EtcdClientConfig, tls: boolean): grpc.ChannelCreden
 }
 
 /** Opens the channel and waits (up to the dial timeout) for it to connect; closes it with the scope. */
-export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connection, EtcdError, Scope.Scope> =>
+export const makeConnection = (
+  config: EtcdClientConfig
+): Effect.Effect<ClientConnectionShape, EtcdError, Scope.Scope> =>
   Effect.gen(function* () {
     if (config.endpoints.length === 0) {
       return yield* new EtcdError({ code: GrpcCode.InvalidArgument, message: "etcdclient: no available endpoints" })
@@ -221,13 +223,13 @@ export const makeConnection = (config: EtcdClientConfig): Effect.Effect<Connecti
             )
           )
 
-    return { client, metadata, unary, requestTimeout } satisfies Connection
+    return { client, metadata, unary, requestTimeout } satisfies ClientConnectionShape
   })
 
 /** The client's channel as a service: what its KV, Lease, Maintenance and Watch parts share. */
 export class ClientConnection extends Context.Tag("etcd-effect/client/ClientConnection")<
   ClientConnection,
-  Connection
+  ClientConnectionShape
 >() {
   /** Dials the cluster; the layer's scope closes the channel. */
   static readonly layer = (config: EtcdClientConfig): Layer.Layer<ClientConnection, EtcdError> =>

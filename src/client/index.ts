@@ -1,7 +1,7 @@
 /**
  * etcd-effect's client: `EtcdClient` (KV, Lease, Maintenance, Watch as a scoped Stream).
  */
-export { EtcdClient, type EtcdClientOptions, type EtcdClientService, make } from "./client.js"
+export { EtcdClient, type EtcdClientOptions, type EtcdClientShape, make } from "./client.js"
 export { clientConfigFromEnv, defaultWatchRetrySchedule, type EtcdClientConfig, type TlsOptions } from "./config.js"
 export { keyRange, prefixEnd, type RangeOptions } from "./key-range.js"
 export {
@@ -48,6 +48,6 @@ export {
 } from "./watch-errors.js"
 export type { WatchOptions } from "./watch-options.js"
 export type { WatchResponse } from "./watch-response.js"
-export type { ProgressOptions, Watcher } from "./watcher.js"
-export { ClientConnection, type Connection } from "./connection.js"
-export { WatchStreams, type WatchStreamsOptions, type WatchStreamsService } from "./watch-streams.js"
+export type { ProgressOptions, Watcher } from "./watch.js"
+export { ClientConnection, type ClientConnectionShape } from "./connection.js"
+export { WatchStreams, type WatchStreamsOptions, type WatchStreamsShape } from "./watch-streams.js"

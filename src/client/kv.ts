@@ -5,7 +5,7 @@
 import { Effect } from "effect"
 import type { EtcdError } from "../errors.js"
 import type * as M from "../proto/index.js"
-import { type Connection, unaryMethod } from "./connection.js"
+import { type ClientConnectionShape, unaryMethod } from "./connection.js"
 import type { ResponseHeader } from "./key-value.js"
 import {
   type Comparison,
@@ -67,7 +67,7 @@ const DeleteRange = unaryMethod<M.DeleteRangeRequestInit, M.DeleteRangeResponse>
 const Txn = unaryMethod<M.TxnRequestInit, M.TxnResponse>("KV", "Txn")
 const Compact = unaryMethod<M.CompactionRequestInit, M.CompactionResponse>("KV", "Compact")
 
-export const makeKV = (connection: Connection): KV => {
+export const makeKV = (connection: ClientConnectionShape): KV => {
   const builder = <S extends ReadonlyArray<Op>, F extends ReadonlyArray<Op>>(
     compare: ReadonlyArray<Comparison>,
     success: S,

@@ -10,7 +10,7 @@ import type * as grpc from "@grpc/grpc-js"
 import { Deferred, Effect, Either, Mailbox, Option, Ref, Schedule, Schema, type Scope, Stream } from "effect"
 import { EtcdError, GrpcCode } from "../errors.js"
 import type * as M from "../proto/index.js"
-import { type Connection, fromServiceError, unaryMethod } from "./connection.js"
+import { type ClientConnectionShape, fromServiceError, unaryMethod } from "./connection.js"
 import type { ResponseHeader } from "./key-value.js"
 import { big, fromWireHeader, i64 } from "./wire.js"
 
@@ -99,7 +99,7 @@ export interface LeaseOptions {
   readonly retrySchedule: Schedule.Schedule<unknown>
 }
 
-export const makeLease = (connection: Connection, options: LeaseOptions): Lease => {
+export const makeLease = (connection: ClientConnectionShape, options: LeaseOptions): Lease => {
   const keepAliveStream = (id: bigint): Stream.Stream<LeaseKeepAliveResult, LeaseLost> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {

@@ -4,7 +4,7 @@
 import { Effect } from "effect"
 import type { EtcdError } from "../errors.js"
 import type * as M from "../proto/index.js"
-import { type Connection, unaryMethod } from "./connection.js"
+import { type ClientConnectionShape, unaryMethod } from "./connection.js"
 import type { ResponseHeader } from "./key-value.js"
 import { big, fromWireHeader } from "./wire.js"
 
@@ -27,7 +27,7 @@ export interface Maintenance {
 
 const Status = unaryMethod<object, M.StatusResponse>("Maintenance", "Status")
 
-export const makeMaintenance = (connection: Connection): Maintenance => ({
+export const makeMaintenance = (connection: ClientConnectionShape): Maintenance => ({
   status: () =>
     Effect.map(
       Effect.suspend(() => connection.unary(Status, {})),

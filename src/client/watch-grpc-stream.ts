@@ -20,7 +20,7 @@
 import type * as grpc from "@grpc/grpc-js"
 import { Cause, Effect, Either, Exit, Schedule } from "effect"
 import { GrpcCode } from "../errors.js"
-import type { Connection } from "./connection.js"
+import type { ClientConnectionShape } from "./connection.js"
 import { fromServiceError } from "./connection.js"
 import { openBidiCall, type RawBidiCall } from "./grpc-call.js"
 import { decodeWatchResponse, encodeCancelRequest, encodeProgressRequest } from "./watch-codec.js"
@@ -67,7 +67,7 @@ const classify = (status: grpc.StatusObject, progressed: boolean): SessionOutcom
 }
 
 export interface WatchGrpcStreamOptions {
-  readonly connection: Connection
+  readonly connection: ClientConnectionShape
   readonly metadata: Readonly<Record<string, string>>
   readonly retrySchedule: Schedule.Schedule<unknown>
   /** pause reading the gRPC stream while any watch buffers this many responses; undefined = unbounded */

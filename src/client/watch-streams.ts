@@ -14,7 +14,7 @@
  */
 import { Context, Effect, Exit, FiberMap, Layer, type Schedule, type Scope } from "effect"
 import type { WatchBuffer } from "./watch-buffer.js"
-import { ClientConnection, type Connection } from "./connection.js"
+import { ClientConnection, type ClientConnectionShape } from "./connection.js"
 import { WatchGrpcStream } from "./watch-grpc-stream.js"
 import type { WatchError } from "./watch-errors.js"
 import { streamKey, type WatchSpec } from "./watch-options.js"
@@ -37,7 +37,7 @@ export interface Substream {
   readonly maybeResume: () => void
 }
 
-export interface WatchStreamsService {
+export interface WatchStreamsShape {
   /**
    * Registers a watch on the stream for `metadata`, opening that stream (and starting its fiber)
    * if none is open. Once the registry is closing, `buffer` is ended at once and the result is
@@ -58,9 +58,9 @@ export interface WatchStreamsService {
 
 /** The registry on `connection`, owned by the current scope. */
 export const makeWatchStreams = (
-  connection: Connection,
+  connection: ClientConnectionShape,
   options: WatchStreamsOptions
-): Effect.Effect<WatchStreamsService, never, Scope.Scope> =>
+): Effect.Effect<WatchStreamsShape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const fibers = yield* FiberMap.make<string>()
     const streams = new Map<string, WatchGrpcStream>()
@@ -73,7 +73,7 @@ export const makeWatchStreams = (
       maybeResume: () => stream.maybeResume()
     })
 
-    const register: WatchStreamsService["register"] = (spec, metadata, buffer) =>
+    const register: WatchStreamsShape["register"] = (spec, metadata, buffer) =>
       Effect.suspend(() => {
         if (closed) {
           buffer.end(Exit.void)
@@ -104,10 +104,10 @@ export const makeWatchStreams = (
       requestProgress: (metadata) => streams.get(streamKey(metadata))?.requestProgress(),
       size: () => streams.size,
       bufferLimit: options.bufferLimit
-    } satisfies WatchStreamsService
+    } satisfies WatchStreamsShape
   })
 
-export class WatchStreams extends Context.Tag("etcd-effect/client/WatchStreams")<WatchStreams, WatchStreamsService>() {
+export class WatchStreams extends Context.Tag("etcd-effect/client/WatchStreams")<WatchStreams, WatchStreamsShape>() {
   /** The registry on the client's connection; the layer's scope owns every stream. */
   static readonly layer = (options: WatchStreamsOptions): Layer.Layer<WatchStreams, never, ClientConnection> =>
     Layer.scoped(

@@ -71,7 +71,7 @@ export {
   type ResponseMeta,
   type Stats,
   Storage,
-  type StorageService,
+  type StorageShape,
   type UpdateFunc,
   type UpdateResult,
   type ValidateDeletion,
@@ -102,5 +102,5 @@ export { parseResourceVersion } from "./storage/versioner.js"
 export * as Labels from "./api/labels.js"
 export * as Fields from "./api/fields.js"
 export * as Etcd2 from "./etcd2/index.js"
-export { Cacher, type CacherConfig, type CacherInternals } from "./cacher/cacher.js"
+export { Cacher, type CacherConfigShape, type CacherInternalsShape } from "./cacher/cacher.js"
 export * as ApiServer from "./apiserver/index.js"

@@ -10,10 +10,14 @@ import { describe, expect, it } from "vitest"
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 
+/** a run ended by its timeout says so (a CI at load 19 once showed only "expected 1 to be 0") */
+const killed = (e: { killed?: boolean; signal?: NodeJS.Signals | null } | null): string =>
+  e?.killed === true ? `\nerror: killed by ${e.signal ?? "a signal"} when its time ran out` : ""
+
 const run = (file: string, args: Array<string>): Promise<{ code: number; out: string }> =>
   new Promise((resolve) =>
     execFile(file, args, { cwd: root, timeout: 400_000, maxBuffer: 64 * 1024 * 1024 }, (e, stdout, stderr) =>
-      resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, out: stdout + stderr })
+      resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, out: stdout + stderr + killed(e) })
     )
   )
 
@@ -25,7 +29,7 @@ const lintAs = (file: string, text: string) =>
       ["--stdin", "--stdin-filename", file, "--no-warn-ignored"],
       { cwd: root, timeout: 200_000 },
       (e, stdout, stderr) =>
-        resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, out: stdout + stderr })
+        resolve({ code: e === null ? 0 : typeof e.code === "number" ? e.code : 1, out: stdout + stderr + killed(e) })
     )
     child.stdin!.end(text)
   })

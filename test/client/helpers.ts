@@ -3,7 +3,7 @@
  * history (the oracle the watch must reproduce), and checking delivered responses against it.
  */
 import { type Duration, Effect, Layer, type Scope, Stream } from "effect"
-import { EtcdClient, type EtcdClientOptions, type EtcdClientService, make, Op } from "../../src/client/index.js"
+import { EtcdClient, type EtcdClientOptions, type EtcdClientShape, make, Op } from "../../src/client/index.js"
 import type { WatchResponse } from "../../src/client/index.js"
 import { afterAll, beforeAll } from "vitest"
 import { FaultProxy } from "../support/fault-proxy.js"
@@ -15,7 +15,7 @@ export const clientLayer = (endpoint: string, options: Partial<EtcdClientOptions
 /** Runs `f` with a client on `endpoint`, closing the client afterwards. */
 export const withClient = <A, E>(
   endpoint: string,
-  f: (client: EtcdClientService) => Effect.Effect<A, E, Scope.Scope>,
+  f: (client: EtcdClientShape) => Effect.Effect<A, E, Scope.Scope>,
   options: Partial<EtcdClientOptions> = {}
 ): Promise<A> =>
   Effect.runPromise(Effect.scoped(Effect.flatMap(EtcdClient, f)).pipe(Effect.provide(clientLayer(endpoint, options))))
@@ -48,7 +48,7 @@ export const flatten = (responses: ReadonlyArray<WatchResponse>): Array<Expected
  * the history as the server committed it (by each write's revision), the oracle for watches.
  */
 export const writeHistory = (
-  client: EtcdClientService,
+  client: EtcdClientShape,
   options: {
     readonly prefix: string
     readonly count: number

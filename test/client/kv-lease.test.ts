@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest"
 import {
   Compare,
   EtcdClient,
-  type EtcdClientService,
+  type EtcdClientShape,
   type EtcdError,
   LeaseLost,
   Op,
@@ -21,9 +21,9 @@ import { provideClient, scopedClient, useProxiedServer } from "./helpers.js"
 describe.each(serverTargets.filter((t) => t.enabled))("kv and lease ($name)", (target) => {
   const env = useProxiedServer(target)
 
-  const run = <A, E>(f: (c: EtcdClientService) => Effect.Effect<A, E>) =>
+  const run = <A, E>(f: (c: EtcdClientShape) => Effect.Effect<A, E>) =>
     Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(provideClient(env.server.endpoint)))
-  const fail = <A>(f: (c: EtcdClientService) => Effect.Effect<A, EtcdError>) =>
+  const fail = <A>(f: (c: EtcdClientShape) => Effect.Effect<A, EtcdError>) =>
     Effect.runPromise(Effect.flatMap(EtcdClient, f).pipe(Effect.flip, provideClient(env.server.endpoint)))
 
   it.skipIf(!etcdctlAvailable)("put and get agree with etcdctl", async () => {

@@ -13,7 +13,7 @@ import { WatchBuffer } from "../../src/client/watch-buffer.js"
 import type { WatchError } from "../../src/client/watch-errors.js"
 import { watchMetadata, watchSpec } from "../../src/client/watch-options.js"
 import type { WatchResponse } from "../../src/client/watch-response.js"
-import { WatchStreams, type WatchStreamsService } from "../../src/client/watch-streams.js"
+import { WatchStreams, type WatchStreamsShape } from "../../src/client/watch-streams.js"
 import { call, eventually, rawClient, startMember } from "../server/support/in-process.js"
 
 type Member = Awaited<ReturnType<typeof startMember>>
@@ -46,7 +46,7 @@ describe("WatchStreams service", () => {
   }
 
   /** One watch on `key` with the metadata of `requireLeader`; its responses are collected in the background. */
-  const watch = async (streams: WatchStreamsService, key: string, requireLeader = false) => {
+  const watch = async (streams: WatchStreamsShape, key: string, requireLeader = false) => {
     const buffer = new WatchBuffer<WatchResponse, WatchError>()
     const substream = await Effect.runPromise(
       streams.register(watchSpec(key, { createdNotify: true }), watchMetadata({ requireLeader }), buffer)

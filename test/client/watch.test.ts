@@ -11,7 +11,7 @@ import * as grpc from "@grpc/grpc-js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
   EtcdClient,
-  type EtcdClientService,
+  type EtcdClientShape,
   EventType,
   Op,
   toText,
@@ -89,7 +89,7 @@ describe.each(serverTargets.filter((t) => t.enabled))("watch ($name)", (target) 
     await server?.dispose()
   })
 
-  const run = <A, E>(f: (c: EtcdClientService) => Effect.Effect<A, E, Scope.Scope>) =>
+  const run = <A, E>(f: (c: EtcdClientShape) => Effect.Effect<A, E, Scope.Scope>) =>
     Effect.runPromise(Effect.scoped(Effect.flatMap(EtcdClient, f)).pipe(provideClient(server.endpoint)))
 
   it("delivers puts and deletes in order, with previous values", async () => {

@@ -5,7 +5,7 @@
  */
 import { Console, Duration, Effect } from "effect"
 import { readFileSync } from "node:fs"
-import type { EtcdClientOptions, EtcdClientService } from "../../client/index.js"
+import type { EtcdClientOptions, EtcdClientShape } from "../../client/index.js"
 import { type ClientSettings, credentials } from "./client-settings.js"
 import type { UsageError } from "./usage.js"
 
@@ -59,7 +59,7 @@ const exitWith = (code: number) =>
  */
 export const withClient = <A, E>(
   s: ClientSettings,
-  body: (client: EtcdClientService) => Effect.Effect<A, E>,
+  body: (client: EtcdClientShape) => Effect.Effect<A, E>,
   options: { readonly longRunning?: boolean } = {}
 ): Effect.Effect<void> =>
   // loaded on use: usage errors never load the client and grpc-js (start-up time)

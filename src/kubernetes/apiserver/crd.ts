@@ -8,12 +8,12 @@
  * stored at start are served (the server listens only then).
  */
 import { Deferred, Duration, Effect, Either, Schedule, Stream } from "effect"
-import type { EtcdClientService } from "../../client/client.js"
+import type { EtcdClientShape } from "../../client/client.js"
 import { supervised } from "../../mvcc/fatal.js"
 import type { KubeObject } from "../api/object-meta.js"
 import { fieldLabelNotSupported } from "../api/fields.js"
 import { isDNS1123Subdomain } from "../api/validation.js"
-import type { StorageService } from "../storage/interfaces.js"
+import type { StorageShape } from "../storage/interfaces.js"
 import { type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import type { ResourceRegistry } from "./registry.js"
 import { acceptedNames, specOf, validateCRDSpec } from "./kinds/crd.js"
@@ -87,8 +87,8 @@ export const crdResource: ResourceInfo = customResourceDefinitions
 
 export interface CrdControllerDeps {
   readonly registry: ResourceRegistry
-  readonly crds: StorageService
-  readonly client: EtcdClientService
+  readonly crds: StorageShape
+  readonly client: EtcdClientShape
   /** --etcd-prefix, normalized ("/registry/") */
   readonly etcdPrefix: string
 }

@@ -5,17 +5,17 @@
  * resource's storage has its own scope, closed when the resource stops being served.
  */
 import { Effect, Exit, Scope } from "effect"
-import type { StorageService } from "../storage/interfaces.js"
+import type { StorageShape } from "../storage/interfaces.js"
 import type { ResourceInfo } from "./resources.js"
 
 export interface ServedResource {
   readonly info: ResourceInfo
-  readonly storage: StorageService
+  readonly storage: StorageShape
 }
 
 interface Entry {
   info: ResourceInfo
-  readonly storage: StorageService
+  readonly storage: StorageShape
   readonly scope: Scope.CloseableScope
 }
 
@@ -26,9 +26,7 @@ export class ResourceRegistry {
   /** bumped on every change (discovery answers are cached per generation) */
   generation = 0
 
-  constructor(
-    private readonly makeStorage: (info: ResourceInfo) => Effect.Effect<StorageService, never, Scope.Scope>
-  ) {}
+  constructor(private readonly makeStorage: (info: ResourceInfo) => Effect.Effect<StorageShape, never, Scope.Scope>) {}
 
   /** The resource at group/version/resource (by plural), if that version is served. */
   lookup(group: string, version: string, resource: string): ServedResource | undefined {

@@ -12,7 +12,7 @@ import { Deferred, Duration, Effect, Either, type Scope } from "effect"
 import * as fs from "node:fs"
 import * as Http from "node:http"
 import * as Https from "node:https"
-import { type EtcdClientService, make as makeClient } from "../../client/client.js"
+import { type EtcdClientShape, make as makeClient } from "../../client/client.js"
 import { supervised } from "../../mvcc/fatal.js"
 import { serve as serveEtcd } from "../../server/server.js"
 import { normalizePathPrefix } from "../storage/etcd3/store.js"
@@ -41,7 +41,7 @@ export interface RunningApiServer {
   /** the etcd endpoints it uses (the embedded server's when --etcd-servers is empty) */
   readonly etcdEndpoints: ReadonlyArray<string>
   /** its etcd client (compaction in tests and tools) */
-  readonly client: EtcdClientService
+  readonly client: EtcdClientShape
 }
 
 const readFile = (flag: string, path: string | undefined) =>

@@ -5,16 +5,16 @@
  * lives in the given scope: closing it stops the Cacher's reflector and ends its watches.
  */
 import { Effect, type Scope } from "effect"
-import type { EtcdClientService } from "../../client/client.js"
+import type { EtcdClientShape } from "../../client/client.js"
 import { Cacher } from "../cacher/cacher.js"
-import type { StorageService } from "../storage/interfaces.js"
+import type { StorageShape } from "../storage/interfaces.js"
 import { Etcd3Store } from "../storage/etcd3/store.js"
 import type { ValueTransformer } from "../storage/value/transformer.js"
 import type { GroupResource } from "../api/status.js"
 import { apiVersionOf, groupResourceOf, type ResourceInfo, resourcePrefixOf } from "./resources.js"
 
 export interface StorageFactoryConfig {
-  readonly client: EtcdClientService
+  readonly client: EtcdClientShape
   /** --etcd-prefix */
   readonly etcdPrefix: string
   /** --watch-cache */
@@ -28,7 +28,7 @@ export interface StorageFactoryConfig {
 export const makeResourceStorage = (
   config: StorageFactoryConfig,
   info: ResourceInfo
-): Effect.Effect<StorageService, never, Scope.Scope> =>
+): Effect.Effect<StorageShape, never, Scope.Scope> =>
   Effect.gen(function* () {
     const gr = groupResourceOf(info)
     const resourcePrefix = resourcePrefixOf(info)

@@ -19,7 +19,7 @@ import { prepareKey } from "../storage/etcd3/store.js"
 import {
   type ListOptions,
   Storage,
-  type StorageService,
+  type StorageShape,
   type WatchHandle,
   type WatchSink
 } from "../storage/interfaces.js"
@@ -27,20 +27,20 @@ import { type Attrs, Everything, matchesAttributes, type SelectionPredicate } fr
 import { parseListResourceVersion, parseWatchResourceVersion } from "../storage/versioner.js"
 import { CacheWatcher, type Consumer, suggestedWatchChannelSize, watcherCapacity } from "./cache-watcher.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
-import { CacheWatchersTag } from "./cache-watchers.js"
-import { type CacherConfig, CacherConfigTag, resourcePrefixOf } from "./config.js"
-import { DispatcherTag } from "./dispatcher.js"
+import { IndexedWatchers } from "./indexed-watchers.js"
+import { type CacherConfigShape, CacherConfig, resourcePrefixOf } from "./config.js"
+import { Dispatcher } from "./dispatcher.js"
 import { progressRequesterLayer } from "./progress-requester.js"
-import { type Ready, ReadyTag } from "./ready.js"
+import { type ReadyShape, Ready } from "./ready.js"
 import { reflectorLayer } from "./reflector.js"
-import { type StoreElement, type WatchCache, WatchCacheTag } from "./watch-cache.js"
+import { type StoreElement, type WatchCacheShape, WatchCache } from "./watch-cache.js"
 
-export type { CacherConfig } from "./config.js"
+export type { CacherConfigShape } from "./config.js"
 
 /** What tests and metrics may look at besides the Storage face. */
-export interface CacherInternals {
-  readonly watchCache: WatchCache
-  readonly ready: Ready
+export interface CacherInternalsShape {
+  readonly watchCache: WatchCacheShape
+  readonly ready: ReadyShape
   /** live cacheWatchers */
   readonly watcherCount: () => number
   /** watchers terminated for not keeping up */
@@ -49,9 +49,9 @@ export interface CacherInternals {
   readonly dispatchedRV: () => bigint
 }
 
-export class CacherInternalsTag extends Context.Tag("etcd-effect/kubernetes/CacherInternals")<
-  CacherInternalsTag,
-  CacherInternals
+export class CacherInternals extends Context.Tag("etcd-effect/kubernetes/CacherInternals")<
+  CacherInternals,
+  CacherInternalsShape
 >() {}
 
 const listTotal = Metric.counter("apiserver_cache_list_total", {
@@ -71,12 +71,12 @@ type Started =
 
 /** The Storage face over the running parts. */
 const makeFace = Effect.gen(function* () {
-  const config = yield* CacherConfigTag
+  const config = yield* CacherConfig
   const storage = yield* Storage
-  const watchCache = yield* WatchCacheTag
-  const watchers = yield* CacheWatchersTag
-  const ready = yield* ReadyTag
-  const dispatcher = yield* DispatcherTag
+  const watchCache = yield* WatchCache
+  const watchers = yield* IndexedWatchers
+  const ready = yield* Ready
+  const dispatcher = yield* Dispatcher
   const clock = yield* Effect.clock
   const now = () => clock.unsafeCurrentTimeMillis()
   const gr = config.groupResource
@@ -186,7 +186,7 @@ const makeFace = Effect.gen(function* () {
       })
     })
 
-  const watch: StorageService["watch"] = (key, options) =>
+  const watch: StorageShape["watch"] = (key, options) =>
     Effect.map(startWatch(key, options, { _tag: "Queue" }), (started): Stream.Stream<WatchEvent> => {
       if (started._tag === "Failed") return Stream.succeed(errorEvent(toStatus(started.error)))
       const { head, watcher } = started
@@ -320,7 +320,7 @@ const makeFace = Effect.gen(function* () {
    * the ring still holds it; RV "" after a consistent freshness wait; "0" and NotOlderThan from the
    * latest state. What the cache cannot serve goes to etcd, which also gives the exact errors.
    */
-  const getList: StorageService["getList"] = (key, options) =>
+  const getList: StorageShape["getList"] = (key, options) =>
     Effect.gen(function* () {
       const recursive = options.recursive === true
       const pred = options.predicate ?? Everything
@@ -363,7 +363,7 @@ const makeFace = Effect.gen(function* () {
       return yield* snapshotList(key, options, k, recursive, 0n, rvText === "0" ? 0 : pred.limit, "")
     })
 
-  const get: StorageService["get"] = (key, options = {}) =>
+  const get: StorageShape["get"] = (key, options = {}) =>
     Effect.gen(function* () {
       const rvText = options.resourceVersion ?? ""
       if (rvText === "" || !ready.isReady) return yield* storage.get(key, options)
@@ -379,7 +379,7 @@ const makeFace = Effect.gen(function* () {
       return el.object
     })
 
-  const guaranteedUpdate: StorageService["guaranteedUpdate"] = (key, options) =>
+  const guaranteedUpdate: StorageShape["guaranteedUpdate"] = (key, options) =>
     Effect.suspend(() => {
       // the cached object saves a read when it is current (the store retries when it is not)
       const cached = options.cachedExistingObject ?? watchCache.store.get(key)?.object
@@ -389,7 +389,7 @@ const makeFace = Effect.gen(function* () {
       )
     })
 
-  const face: StorageService = {
+  const face: StorageShape = {
     create: storage.create,
     delete: storage.delete,
     watch,
@@ -403,7 +403,7 @@ const makeFace = Effect.gen(function* () {
     getCurrentResourceVersion: storage.getCurrentResourceVersion,
     compactRevision: storage.compactRevision
   }
-  const internals: CacherInternals = {
+  const internals: CacherInternalsShape = {
     watchCache,
     ready,
     watcherCount: () => watchers.size,
@@ -415,21 +415,21 @@ const makeFace = Effect.gen(function* () {
 
 /** The running parts of one Cacher, over the Storage underneath. */
 const partsLayer = Layer.mergeAll(reflectorLayer, progressRequesterLayer).pipe(
-  Layer.provideMerge(DispatcherTag.layer),
-  Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer, ReadyTag.layer))
+  Layer.provideMerge(Dispatcher.layer),
+  Layer.provideMerge(Layer.mergeAll(WatchCache.layer, IndexedWatchers.layer, Ready.layer))
 )
 
 /** The Cacher's layer with its internals beside the Storage face (for `make`, tests and metrics). */
-export const layerWithInternals = (config: CacherConfig): Layer.Layer<Storage | CacherInternalsTag, never, Storage> =>
+export const layerWithInternals = (config: CacherConfigShape): Layer.Layer<Storage | CacherInternals, never, Storage> =>
   Layer.scopedContext(
     Effect.gen(function* () {
       const underlying = yield* Storage
-      const parts = yield* Layer.build(partsLayer.pipe(Layer.provide(Layer.succeed(CacherConfigTag, config))))
+      const parts = yield* Layer.build(partsLayer.pipe(Layer.provide(Layer.succeed(CacherConfig, config))))
       const { face, internals } = yield* Effect.provide(
         makeFace,
-        Context.add(parts, CacherConfigTag, config).pipe(Context.add(Storage, underlying))
+        Context.add(parts, CacherConfig, config).pipe(Context.add(Storage, underlying))
       )
-      return Context.make(Storage, face).pipe(Context.add(CacherInternalsTag, internals))
+      return Context.make(Storage, face).pipe(Context.add(CacherInternals, internals))
     })
   )
 
@@ -437,16 +437,16 @@ export const layerWithInternals = (config: CacherConfig): Layer.Layer<Storage | 
  * The Cacher as a Layer: it takes the `Storage` underneath and provides a `Storage`, so a program
  * turns the watch cache on by adding this layer.
  */
-export const layer = (config: CacherConfig): Layer.Layer<Storage, never, Storage> => layerWithInternals(config)
+export const layer = (config: CacherConfigShape): Layer.Layer<Storage, never, Storage> => layerWithInternals(config)
 
 /** The Cacher over `storage`, living in the current scope. */
 export const make = (
-  storage: StorageService,
-  config: CacherConfig
-): Effect.Effect<StorageService & { readonly internals: CacherInternals }, never, Scope.Scope> =>
+  storage: StorageShape,
+  config: CacherConfigShape
+): Effect.Effect<StorageShape & { readonly internals: CacherInternalsShape }, never, Scope.Scope> =>
   Effect.map(Layer.build(layerWithInternals(config).pipe(Layer.provide(Layer.succeed(Storage, storage)))), (ctx) => ({
     ...Context.get(ctx, Storage),
-    internals: Context.get(ctx, CacherInternalsTag)
+    internals: Context.get(ctx, CacherInternals)
   }))
 
 export const Cacher = { make, layer } as const

@@ -4,7 +4,7 @@ import type { KubeObject } from "../api/object-meta.js"
 import type { GroupResource } from "../api/status.js"
 import type { AttrFunc } from "../storage/selection-predicate.js"
 
-export interface CacherConfig {
+export interface CacherConfigShape {
   /** the resource's key prefix in the storage, e.g. "/pods/" */
   readonly resourcePrefix: string
   readonly groupResource: GroupResource
@@ -22,11 +22,11 @@ export interface CacherConfig {
   readonly bookmarkFrequencyMs?: number | undefined
 }
 
-export class CacherConfigTag extends Context.Tag("etcd-effect/kubernetes/cacher/CacherConfig")<
-  CacherConfigTag,
-  CacherConfig
+export class CacherConfig extends Context.Tag("etcd-effect/kubernetes/cacher/CacherConfig")<
+  CacherConfig,
+  CacherConfigShape
 >() {}
 
 /** the prefix as a key prefix (ends with "/") */
-export const resourcePrefixOf = (config: CacherConfig): string =>
+export const resourcePrefixOf = (config: CacherConfigShape): string =>
   config.resourcePrefix.endsWith("/") ? config.resourcePrefix : config.resourcePrefix + "/"

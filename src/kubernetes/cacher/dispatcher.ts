@@ -7,13 +7,13 @@
  */
 import { Context, Duration, Effect, Layer, Metric, Queue, Random } from "effect"
 import type { CacheWatcher } from "./cache-watcher.js"
-import { CacheWatchersTag } from "./cache-watchers.js"
+import { IndexedWatchers } from "./indexed-watchers.js"
 import { supervised } from "../../mvcc/fatal.js"
-import { CacherConfigTag } from "./config.js"
+import { CacherConfig } from "./config.js"
 import { TimeBudget } from "./time-budget.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
-export interface Dispatcher {
+export interface DispatcherShape {
   /** Cacher.incoming: what the reflector feeds */
   readonly incoming: Queue.Queue<WatchCacheEvent>
   /** the RV of the last event taken (storage bookmarks included) */
@@ -34,15 +34,12 @@ const eventsDispatched = Metric.counter("apiserver_watch_cache_events_dispatched
   description: "Counter of events dispatched in watch cache."
 })
 
-export class DispatcherTag extends Context.Tag("etcd-effect/kubernetes/cacher/Dispatcher")<
-  DispatcherTag,
-  Dispatcher
->() {
-  static readonly layer: Layer.Layer<DispatcherTag, never, CacherConfigTag | CacheWatchersTag> = Layer.scoped(
-    DispatcherTag,
+export class Dispatcher extends Context.Tag("etcd-effect/kubernetes/cacher/Dispatcher")<Dispatcher, DispatcherShape>() {
+  static readonly layer: Layer.Layer<Dispatcher, never, CacherConfig | IndexedWatchers> = Layer.scoped(
+    Dispatcher,
     Effect.gen(function* () {
-      const config = yield* CacherConfigTag
-      const watchers = yield* CacheWatchersTag
+      const config = yield* CacherConfig
+      const watchers = yield* IndexedWatchers
       const clock = yield* Effect.clock
       const now = () => clock.unsafeCurrentTimeMillis()
       const gr = config.groupResource

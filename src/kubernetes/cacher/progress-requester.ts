@@ -6,15 +6,15 @@
 import { Effect, Layer } from "effect"
 import { supervised } from "../../mvcc/fatal.js"
 import { Storage } from "../storage/interfaces.js"
-import { WatchCacheTag } from "./watch-cache.js"
+import { WatchCache } from "./watch-cache.js"
 
 /** progressRequestPeriod */
 export const PROGRESS_REQUEST_PERIOD = "100 millis"
 
-export const progressRequesterLayer: Layer.Layer<never, never, Storage | WatchCacheTag> = Layer.scopedDiscard(
+export const progressRequesterLayer: Layer.Layer<never, never, Storage | WatchCache> = Layer.scopedDiscard(
   Effect.gen(function* () {
     const storage = yield* Storage
-    const watchCache = yield* WatchCacheTag
+    const watchCache = yield* WatchCache
     yield* Effect.forkScoped(
       supervised(
         "watch cache progress requester",

@@ -5,7 +5,7 @@
 import { Context, Effect, Layer } from "effect"
 import { newTooManyRequests, type TooManyRequests } from "../api/status.js"
 
-export class Ready {
+export class ReadyShape {
   private state: "Pending" | "Ready" | "Stopped" = "Pending"
   private since: number
   private lastError: string | undefined
@@ -51,12 +51,12 @@ export class Ready {
 }
 
 /** The Cacher's ready state as a service; stopped when the Cacher's scope closes. */
-export class ReadyTag extends Context.Tag("etcd-effect/kubernetes/cacher/Ready")<ReadyTag, Ready>() {
-  static readonly layer: Layer.Layer<ReadyTag> = Layer.scoped(
-    ReadyTag,
+export class Ready extends Context.Tag("etcd-effect/kubernetes/cacher/Ready")<Ready, ReadyShape>() {
+  static readonly layer: Layer.Layer<Ready> = Layer.scoped(
+    Ready,
     Effect.gen(function* () {
       const clock = yield* Effect.clock
-      const ready = new Ready(() => clock.unsafeCurrentTimeMillis())
+      const ready = new ReadyShape(() => clock.unsafeCurrentTimeMillis())
       yield* Effect.addFinalizer(() => Effect.sync(() => ready.stop()))
       return ready
     })

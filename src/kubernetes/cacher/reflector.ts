@@ -10,24 +10,24 @@ import { supervised } from "../../mvcc/fatal.js"
 import type { KubeObject } from "../api/object-meta.js"
 import type { StatusError } from "../api/status.js"
 import type { WatchEvent } from "../api/watch-event.js"
-import { Storage, type StorageService } from "../storage/interfaces.js"
+import { Storage, type StorageShape } from "../storage/interfaces.js"
 import { Everything } from "../storage/selection-predicate.js"
-import { CacheWatchersTag } from "./cache-watchers.js"
-import { CacherConfigTag, resourcePrefixOf } from "./config.js"
-import { DispatcherTag, qualified } from "./dispatcher.js"
-import { type Ready, ReadyTag } from "./ready.js"
-import { type WatchCache, WatchCacheTag } from "./watch-cache.js"
+import { IndexedWatchers } from "./indexed-watchers.js"
+import { CacherConfig, resourcePrefixOf } from "./config.js"
+import { Dispatcher, qualified } from "./dispatcher.js"
+import { type ReadyShape, Ready } from "./ready.js"
+import { type WatchCacheShape, WatchCache } from "./watch-cache.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 /** storageWatchListPageSize */
 export const LIST_PAGE_SIZE = 10000
 
 export interface ReflectorDeps {
-  readonly storage: StorageService
+  readonly storage: StorageShape
   readonly resourcePrefix: string
-  readonly watchCache: WatchCache
+  readonly watchCache: WatchCacheShape
   readonly incoming: Queue.Queue<WatchCacheEvent>
-  readonly ready: Ready
+  readonly ready: ReadyShape
   readonly now: () => number
   /** closes every watcher (a relist: their RVs may no longer be servable) */
   readonly terminateAllWatchers: () => void
@@ -142,15 +142,15 @@ const initializations = Metric.counter("apiserver_watch_cache_initializations_to
 export const reflectorLayer: Layer.Layer<
   never,
   never,
-  Storage | CacherConfigTag | WatchCacheTag | DispatcherTag | ReadyTag | CacheWatchersTag
+  Storage | CacherConfig | WatchCache | Dispatcher | Ready | IndexedWatchers
 > = Layer.scopedDiscard(
   Effect.gen(function* () {
-    const config = yield* CacherConfigTag
+    const config = yield* CacherConfig
     const storage = yield* Storage
-    const watchCache = yield* WatchCacheTag
-    const dispatcher = yield* DispatcherTag
-    const ready = yield* ReadyTag
-    const watchers = yield* CacheWatchersTag
+    const watchCache = yield* WatchCache
+    const dispatcher = yield* Dispatcher
+    const ready = yield* Ready
+    const watchers = yield* IndexedWatchers
     const clock = yield* Effect.clock
     const tagged = (m: Metric.Metric.Counter<number>) =>
       m.pipe(

@@ -11,7 +11,7 @@ import { Context, Deferred, Duration, Effect, FiberId, Layer, Metric } from "eff
 import type { KubeObject } from "../api/object-meta.js"
 import { newResourceExpired, newTooLargeResourceVersion, newInternalError, type StatusError } from "../api/status.js"
 import { type AttrFunc, type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
-import { CacherConfigTag, resourcePrefixOf } from "./config.js"
+import { CacherConfig, resourcePrefixOf } from "./config.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 /** defaultLowerBoundCapacity / defaultUpperBoundCapacity (watch_cache_history.go) */
@@ -40,7 +40,7 @@ export type Interval =
   | { readonly _tag: "Snapshot"; readonly elements: ReadonlyArray<StoreElement>; readonly resourceVersion: bigint }
   | { readonly _tag: "Events"; readonly events: ReadonlyArray<WatchCacheEvent>; readonly resourceVersion: bigint }
 
-export class WatchCache {
+export class WatchCacheShape {
   /** the ring: events[head, events.length) are live; capacity grows and shrinks by the 75 s rule */
   private events: Array<WatchCacheEvent> = []
   private head = 0
@@ -275,14 +275,11 @@ const capacityDecreases = Metric.counter("watch_cache_capacity_decrease_total", 
 })
 
 /** The Cacher's watch cache as a service (one per Cacher: its layer is built in the Cacher's). */
-export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/WatchCache")<
-  WatchCacheTag,
-  WatchCache
->() {
-  static readonly layer: Layer.Layer<WatchCacheTag, never, CacherConfigTag> = Layer.effect(
-    WatchCacheTag,
+export class WatchCache extends Context.Tag("etcd-effect/kubernetes/cacher/WatchCache")<WatchCache, WatchCacheShape>() {
+  static readonly layer: Layer.Layer<WatchCache, never, CacherConfig> = Layer.effect(
+    WatchCache,
     Effect.gen(function* () {
-      const config = yield* CacherConfigTag
+      const config = yield* CacherConfig
       const clock = yield* Effect.clock
       const prefix = resourcePrefixOf(config)
       const keyFunc =
@@ -296,7 +293,7 @@ export class WatchCacheTag extends Context.Tag("etcd-effect/kubernetes/cacher/Wa
       const gauge = tagged(capacityGauge)
       const increases = tagged(capacityIncreases)
       const decreases = tagged(capacityDecreases)
-      const watchCache = new WatchCache(
+      const watchCache = new WatchCacheShape(
         keyFunc,
         config.getAttrs ?? defaultAttrs,
         () => clock.unsafeCurrentTimeMillis(),

@@ -37,7 +37,7 @@ import type { ListOptions } from "../storage/interfaces.js"
 import { Everything, matches, type SelectionPredicate } from "../storage/selection-predicate.js"
 import { errorText, type KeysError } from "./errors.js"
 import { makeWatcherMarks, reportIncoming, reportOutgoing, type WatcherMarks } from "./high-water-mark.js"
-import type { KeysClientService } from "./keys-client.js"
+import type { KeysClientShape } from "./keys-client.js"
 import { leaves, type Node, type Response } from "./node.js"
 
 /** etcdIncoming and outgoing capacities (newEtcdWatcher: "the 100 is mostly arbitrary") */
@@ -63,7 +63,7 @@ export interface InitialEventsEnd {
 export type Incoming = Response | InitialEventsEnd
 
 export interface EtcdWatcherDeps {
-  readonly keys: KeysClientService
+  readonly keys: KeysClientShape
   /** apiVersion/kind of BOOKMARK objects and the outgoing log line */
   readonly typeMeta?: { readonly apiVersion?: string; readonly kind?: string } | undefined
   /** how long polls are retried after a transport failure (default: 50 ms doubling to 2 s, for 30 s) */
@@ -92,7 +92,7 @@ export const statusOfError = (e: KeysError | StatusError): Status => {
  * retried from the same index, so nothing is lost or repeated; an etcd error ends it.
  */
 export const etcdWatch = (
-  keys: KeysClientService,
+  keys: KeysClientShape,
   key: string,
   resourceVersion: number,
   options: {

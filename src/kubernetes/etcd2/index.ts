@@ -23,7 +23,7 @@ export { type Action, Node, type Response, ResponseBody } from "./node.js"
 export {
   KeysClient,
   type KeysClientConfig,
-  type KeysClientService,
+  type KeysClientShape,
   layer as keysClientLayer,
   layerFetch as keysClientLayerFetch,
   make as makeKeysClient

@@ -44,7 +44,7 @@ export interface DeleteOptions {
   readonly dir?: boolean | undefined
 }
 
-export interface KeysClientService {
+export interface KeysClientShape {
   readonly get: (key: string, options?: GetOptions) => Effect.Effect<Response, KeysError>
   /**
    * One long poll: the first event at or after `waitIndex` under `key`. None when etcd closed the
@@ -76,10 +76,7 @@ export interface KeysClientService {
   ) => Effect.Effect<Response, KeysError>
 }
 
-export class KeysClient extends Context.Tag("etcd-effect/kubernetes/etcd2/KeysClient")<
-  KeysClient,
-  KeysClientService
->() {}
+export class KeysClient extends Context.Tag("etcd-effect/kubernetes/etcd2/KeysClient")<KeysClient, KeysClientShape>() {}
 
 /** `/v2/keys` + the key, each segment escaped (keys hold names, not URL syntax). */
 export const keysPath = (key: string): string =>
@@ -146,7 +143,7 @@ const boolParam = (p: Params, name: string, v: boolean | undefined) => {
   if (v !== undefined) p[name] = v ? "true" : "false"
 }
 
-export const make = (config: KeysClientConfig): Effect.Effect<KeysClientService, never, HttpClient.HttpClient> =>
+export const make = (config: KeysClientConfig): Effect.Effect<KeysClientShape, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (http) => {
     const base = config.endpoint.replace(/\/+$/, "")
 
@@ -171,7 +168,7 @@ export const make = (config: KeysClientConfig): Effect.Effect<KeysClientService,
 
     const url = (key: string) => base + keysPath(key)
 
-    const get: KeysClientService["get"] = (key, options = {}) => {
+    const get: KeysClientShape["get"] = (key, options = {}) => {
       const p: Params = {}
       boolParam(p, "recursive", options.recursive)
       boolParam(p, "sorted", options.sorted)
@@ -179,14 +176,14 @@ export const make = (config: KeysClientConfig): Effect.Effect<KeysClientService,
       return must(call(HttpClientRequest.get(url(key), { urlParams: p })))
     }
 
-    const watch: KeysClientService["watch"] = (key, options) => {
+    const watch: KeysClientShape["watch"] = (key, options) => {
       const p: Params = { wait: "true" }
       boolParam(p, "recursive", options.recursive)
       if (options.waitIndex > 0) p["waitIndex"] = String(options.waitIndex)
       return Effect.map(call(HttpClientRequest.get(url(key), { urlParams: p })), Option.fromNullable)
     }
 
-    const set: KeysClientService["set"] = (key, value, options = {}) => {
+    const set: KeysClientShape["set"] = (key, value, options = {}) => {
       const p: Params = {}
       boolParam(p, "prevExist", options.prevExist)
       if (options.prevIndex !== undefined) p["prevIndex"] = String(options.prevIndex)
@@ -197,7 +194,7 @@ export const make = (config: KeysClientConfig): Effect.Effect<KeysClientService,
       )
     }
 
-    const del: KeysClientService["delete"] = (key, options = {}) => {
+    const del: KeysClientShape["delete"] = (key, options = {}) => {
       const p: Params = {}
       if (options.prevIndex !== undefined) p["prevIndex"] = String(options.prevIndex)
       if (options.prevValue !== undefined) p["prevValue"] = options.prevValue

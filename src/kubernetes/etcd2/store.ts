@@ -30,7 +30,7 @@ import {
   type Preconditions,
   type ResponseMeta,
   Storage,
-  type StorageService
+  type StorageShape
 } from "../storage/interfaces.js"
 import { checkPreconditions as checkPreconditionsOf } from "../storage/preconditions.js"
 import { type AttrFunc, Everything, matches } from "../storage/selection-predicate.js"
@@ -38,7 +38,7 @@ import { parseResourceVersion, parseWatchResourceVersion } from "../storage/vers
 import { errorText, type KeysError } from "./errors.js"
 import { etcdWatcher, exceptKey } from "./etcd-watcher.js"
 import type { WatcherMarks } from "./high-water-mark.js"
-import { KeysClient, type KeysClientService } from "./keys-client.js"
+import { KeysClient, type KeysClientShape } from "./keys-client.js"
 import { leaves, type Node } from "./node.js"
 
 export interface Etcd2StoreConfig {
@@ -66,10 +66,10 @@ interface State {
   readonly meta: ResponseMeta
 }
 
-export const make = (config: Etcd2StoreConfig): Effect.Effect<StorageService, never, KeysClient> =>
+export const make = (config: Etcd2StoreConfig): Effect.Effect<StorageShape, never, KeysClient> =>
   Effect.map(KeysClient, (keys) => makeWith(keys, config))
 
-export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): StorageService => {
+export const makeWith = (keys: KeysClientShape, config: Etcd2StoreConfig): StorageShape => {
   const pathPrefix = normalizePathPrefix(config.pathPrefix)
   const gr = config.groupResource
   const resourceKey =
@@ -126,7 +126,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
     return Effect.void
   }
 
-  const create: StorageService["create"] = (key, obj, ttl) =>
+  const create: StorageShape["create"] = (key, obj, ttl) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const rv = parseResourceVersion(obj.metadata.resourceVersion)
@@ -144,7 +144,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       return yield* decode(value, r.node.modifiedIndex)
     })
 
-  const del: StorageService["delete"] = (key, options = {}) =>
+  const del: StorageShape["delete"] = (key, options = {}) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       let orig =
@@ -181,7 +181,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       }
     })
 
-  const guaranteedUpdate: StorageService["guaranteedUpdate"] = (key, options) =>
+  const guaranteedUpdate: StorageShape["guaranteedUpdate"] = (key, options) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const ignoreNotFound = options.ignoreNotFound === true
@@ -236,7 +236,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       }
     })
 
-  const get: StorageService["get"] = (key, options: GetOptions = {}) =>
+  const get: StorageShape["get"] = (key, options: GetOptions = {}) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const r = yield* Effect.either(keys.get(prepared, { quorum: true }))
@@ -251,7 +251,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       return yield* decode(r.right.node.value ?? "", r.right.node.modifiedIndex)
     })
 
-  const getList: StorageService["getList"] = (key, options: ListOptions) =>
+  const getList: StorageShape["getList"] = (key, options: ListOptions) =>
     Effect.gen(function* () {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
@@ -291,7 +291,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       return list
     })
 
-  const watch: StorageService["watch"] = (key, options) =>
+  const watch: StorageShape["watch"] = (key, options) =>
     Effect.gen(function* () {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
@@ -312,7 +312,7 @@ export const makeWith = (keys: KeysClientService, config: Etcd2StoreConfig): Sto
       )
     })
 
-  const stats: StorageService["stats"] = (key) =>
+  const stats: StorageShape["stats"] = (key) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, true)
       const r = yield* Effect.either(keys.get(prepared.replace(/\/+$/, ""), { recursive: true, quorum: true }))

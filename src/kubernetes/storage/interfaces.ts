@@ -90,7 +90,7 @@ export interface WatchHandle {
   readonly resume: () => void
 }
 
-export interface StorageService {
+export interface StorageShape {
   /** storage.Interface.Create: fails AlreadyExists; a set resourceVersion is refused */
   readonly create: (key: string, obj: KubeObject, ttlSeconds?: number) => Effect.Effect<KubeObject, StatusError>
   /** storage.Interface.Delete: the deleted object, with the deletion resourceVersion */
@@ -150,4 +150,4 @@ export interface StorageService {
 }
 
 /** The storage of one resource (its key prefix, e.g. "/registry/pods/"). */
-export class Storage extends Context.Tag("etcd-effect/kubernetes/Storage")<Storage, StorageService>() {}
+export class Storage extends Context.Tag("etcd-effect/kubernetes/Storage")<Storage, StorageShape>() {}

@@ -5,10 +5,10 @@
  */
 import { Effect, type Scope, Stream } from "effect"
 import type { StatusError } from "../api/status.js"
-import type { ListOptions, StorageService, WatchHandle, WatchSink } from "./interfaces.js"
+import type { ListOptions, StorageShape, WatchHandle, WatchSink } from "./interfaces.js"
 
 export const watchInto = (
-  storage: StorageService,
+  storage: StorageShape,
   key: string,
   options: ListOptions,
   sink: WatchSink

@@ -17,7 +17,7 @@ import { namespaces } from "../../../src/kubernetes/apiserver/resources.js"
 import { makeResourceStorage } from "../../../src/kubernetes/apiserver/storage-factory.js"
 import { NamespaceLifecycle } from "../../../src/kubernetes/apiserver/write/admission.js"
 import { runCompactor } from "../../../src/kubernetes/storage/etcd3/compactor.js"
-import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { encryptCheck } from "../../../src/kubernetes/storage/value/identity.js"
 import { failOnFatal, LoopDied } from "../../../src/mvcc/fatal.js"
 import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
@@ -50,7 +50,7 @@ const registryWithWatchThatDies = (prefix: string, watched: Deferred.Deferred<vo
         },
         info
       ),
-      (storage): StorageService => ({
+      (storage): StorageShape => ({
         ...storage,
         watch: () => Effect.zipRight(Deferred.succeed(watched, undefined), Effect.die(new Error("watch exploded")))
       })

@@ -9,7 +9,7 @@ import { it } from "@effect/vitest"
 import { Effect, FastCheck as fc } from "effect"
 import { describe, expect } from "vitest"
 import type { KubeList, KubeObject } from "../../../src/kubernetes/api/object-meta.js"
-import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { onOurServer } from "../storage/conformance/backend.js"
 import { Everything, pod, predicate, run } from "../storage/conformance/support.js"
 import { cacherOver } from "./support.js"
@@ -60,7 +60,7 @@ describe("Cacher lists from snapshots vs etcd (our server)", () => {
       Effect.promise(async () => {
         const { store } = ours().newStore()
         let etcdLists = 0
-        const counted: StorageService = {
+        const counted: StorageShape = {
           ...store,
           getList: (k, o) =>
             Effect.zipRight(

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { newResourceExpired, toStatus } from "../../../src/kubernetes/api/status.js"
 import { errorEvent, type WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
-import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
 import { pod, run, Watching } from "../storage/conformance/support.js"
@@ -120,7 +120,7 @@ describe("Cacher", () => {
     const { store } = ours().newStore()
     // the cache's storage watch is held back: the cache falls behind etcd
     let hold = false
-    const held: StorageService = {
+    const held: StorageShape = {
       ...store,
       watch: (key, o) => Effect.map(store.watch(key, o), (s) => Stream.filter(s, () => !hold)),
       requestWatchProgress: Effect.void
@@ -158,7 +158,7 @@ describe("Cacher", () => {
     // the reflector's storage watch ends with a 410 when the test says (as after an etcd compaction)
     let expire = Deferred.unsafeMake<void>(Effect.runSync(Effect.fiberId))
     let lists = 0
-    const expiring: StorageService = {
+    const expiring: StorageShape = {
       ...store,
       getList: (k, o) =>
         Effect.zipRight(

@@ -10,15 +10,15 @@ import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
 import { CacheWatcher } from "../../../src/kubernetes/cacher/cache-watcher.js"
-import { CacheWatchersTag } from "../../../src/kubernetes/cacher/cache-watchers.js"
-import { CacherConfigTag } from "../../../src/kubernetes/cacher/config.js"
-import { DispatcherTag } from "../../../src/kubernetes/cacher/dispatcher.js"
-import { WatchCacheTag } from "../../../src/kubernetes/cacher/watch-cache.js"
+import { IndexedWatchers } from "../../../src/kubernetes/cacher/indexed-watchers.js"
+import { CacherConfig } from "../../../src/kubernetes/cacher/config.js"
+import { Dispatcher } from "../../../src/kubernetes/cacher/dispatcher.js"
+import { WatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
 
-const parts = DispatcherTag.layer.pipe(
-  Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer)),
+const parts = Dispatcher.layer.pipe(
+  Layer.provideMerge(Layer.mergeAll(WatchCache.layer, IndexedWatchers.layer)),
   Layer.provide(
-    Layer.succeed(CacherConfigTag, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } })
+    Layer.succeed(CacherConfig, { resourcePrefix: "/pods/", groupResource: { group: "", resource: "pods" } })
   )
 )
 
@@ -54,9 +54,9 @@ const settle = Effect.repeatN(Effect.yieldNow(), 50)
 describe("dispatcher (its own layer, TestClock)", () => {
   it.scoped("a watcher full past the budget is terminated; the others get every event", () =>
     Effect.gen(function* () {
-      const { incoming } = yield* DispatcherTag
-      const watchers = yield* CacheWatchersTag
-      const cache = yield* WatchCacheTag
+      const { incoming } = yield* Dispatcher
+      const watchers = yield* IndexedWatchers
+      const cache = yield* WatchCache
       yield* TestClock.adjust("2 seconds") // the budget refills (50 ms/s, up to 100 ms)
       const reader = new Sink()
       const stuck = new Sink()
@@ -90,9 +90,9 @@ describe("dispatcher (its own layer, TestClock)", () => {
 
   it.scoped("a watcher that drains within the budget is kept and gets everything in order", () =>
     Effect.gen(function* () {
-      const { incoming } = yield* DispatcherTag
-      const watchers = yield* CacheWatchersTag
-      const cache = yield* WatchCacheTag
+      const { incoming } = yield* Dispatcher
+      const watchers = yield* IndexedWatchers
+      const cache = yield* WatchCache
       yield* TestClock.adjust("2 seconds")
       const slow = new Sink()
       slow.full = true
@@ -117,9 +117,9 @@ describe("dispatcher (its own layer, TestClock)", () => {
     "the tick gives a watcher that allows bookmarks one at the last RV once it is due, and none without progress",
     () =>
       Effect.gen(function* () {
-        const { incoming } = yield* DispatcherTag
-        const watchers = yield* CacheWatchersTag
-        const cache = yield* WatchCacheTag
+        const { incoming } = yield* Dispatcher
+        const watchers = yield* IndexedWatchers
+        const cache = yield* WatchCache
         const b = new Sink()
         const plain = new Sink()
         watchers.add(watcherOn(b, 0, true))
@@ -146,9 +146,9 @@ describe("dispatcher (its own layer, TestClock)", () => {
     "the watch's deadline: its last bookmark comes 2 s before it (cacheWatcher.nextBookmarkTime), sooner than the minute's, and none after",
     () =>
       Effect.gen(function* () {
-        const { incoming } = yield* DispatcherTag
-        const watchers = yield* CacheWatchersTag
-        const cache = yield* WatchCacheTag
+        const { incoming } = yield* Dispatcher
+        const watchers = yield* IndexedWatchers
+        const cache = yield* WatchCache
         const b = new Sink()
         // a watch that ends at 10 s (timeoutSeconds=10): due at 8 s
         watchers.add(watcherOn(b, 0, true, 10_000))

@@ -9,13 +9,13 @@ import { it } from "@effect/vitest"
 import { Deferred, Effect, Layer, Queue, TestClock } from "effect"
 import { describe, expect } from "vitest"
 import { CacheWatcher } from "../../../src/kubernetes/cacher/cache-watcher.js"
-import { CacheWatchersTag } from "../../../src/kubernetes/cacher/cache-watchers.js"
+import { IndexedWatchers } from "../../../src/kubernetes/cacher/indexed-watchers.js"
 import { Cacher } from "../../../src/kubernetes/cacher/cacher.js"
-import { CacherConfigTag } from "../../../src/kubernetes/cacher/config.js"
-import { DispatcherTag } from "../../../src/kubernetes/cacher/dispatcher.js"
+import { CacherConfig } from "../../../src/kubernetes/cacher/config.js"
+import { Dispatcher } from "../../../src/kubernetes/cacher/dispatcher.js"
 import { progressRequesterLayer } from "../../../src/kubernetes/cacher/progress-requester.js"
-import { WatchCacheTag } from "../../../src/kubernetes/cacher/watch-cache.js"
-import { Storage, type StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import { WatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
+import { Storage, type StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { failOnFatal, LoopDied } from "../../../src/mvcc/fatal.js"
 import { endedWith } from "../../support/loop-died.js"
 import { onOurServer } from "../storage/conformance/backend.js"
@@ -31,14 +31,14 @@ describe("the watch cache's loops are supervised", () => {
 
   it.effect("a defect in the dispatcher (a watcher's sink that throws) fails the program", () =>
     Effect.gen(function* () {
-      const parts = DispatcherTag.layer.pipe(
-        Layer.provideMerge(Layer.mergeAll(WatchCacheTag.layer, CacheWatchersTag.layer)),
-        Layer.provide(Layer.succeed(CacherConfigTag, config))
+      const parts = Dispatcher.layer.pipe(
+        Layer.provideMerge(Layer.mergeAll(WatchCache.layer, IndexedWatchers.layer)),
+        Layer.provide(Layer.succeed(CacherConfig, config))
       )
       const program = Effect.gen(function* () {
-        const { incoming } = yield* DispatcherTag
-        const watchers = yield* CacheWatchersTag
-        const cache = yield* WatchCacheTag
+        const { incoming } = yield* Dispatcher
+        const watchers = yield* IndexedWatchers
+        const cache = yield* WatchCache
         watchers.add(
           new CacheWatcher({
             deadline: undefined,
@@ -80,7 +80,7 @@ describe("the watch cache's loops are supervised", () => {
     Effect.gen(function* () {
       const { store } = ours().newStore()
       const watched = yield* Deferred.make<void>()
-      const broken: StorageService = {
+      const broken: StorageShape = {
         ...store,
         watch: () => Effect.zipRight(Deferred.succeed(watched, undefined), Effect.die(new Error("watch exploded")))
       }
@@ -106,22 +106,22 @@ describe("the watch cache's loops are supervised", () => {
   it.effect("a defect in the progress requester (a progress request that dies) fails the program", () =>
     Effect.gen(function* () {
       const { store } = ours().newStore()
-      const broken: StorageService = {
+      const broken: StorageShape = {
         ...store,
         requestWatchProgressSupported: Effect.succeed(true),
         requestWatchProgress: Effect.die(new Error("progress exploded"))
       }
       const program = Effect.gen(function* () {
-        const cache = yield* WatchCacheTag
+        const cache = yield* WatchCache
         // a read waiting for the cache to catch up is what makes the requester ask
         yield* Effect.fork(Effect.ignore(cache.waitUntilFresh(100n)))
         return yield* Effect.never
       }).pipe(
         Effect.provide(
           progressRequesterLayer.pipe(
-            Layer.provideMerge(WatchCacheTag.layer),
+            Layer.provideMerge(WatchCache.layer),
             Layer.provide(Layer.succeed(Storage, broken)),
-            Layer.provide(Layer.succeed(CacherConfigTag, config))
+            Layer.provide(Layer.succeed(CacherConfig, config))
           )
         ),
         Effect.scoped

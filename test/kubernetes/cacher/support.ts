@@ -1,10 +1,10 @@
 /** A Cacher over a store of pods, ready, in a scope of its own that `close` ends. */
 import { Effect, Exit, Scope } from "effect"
-import { Cacher, type CacherConfig } from "../../../src/kubernetes/cacher/cacher.js"
-import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import { Cacher, type CacherConfigShape } from "../../../src/kubernetes/cacher/cacher.js"
+import type { StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { podAttrs } from "../storage/conformance/support.js"
 
-export const cacherOver = async (underlying: StorageService, config: Partial<CacherConfig> = {}) => {
+export const cacherOver = async (underlying: StorageShape, config: Partial<CacherConfigShape> = {}) => {
   const scope = Effect.runSync(Scope.make())
   const cacher = Effect.runSync(
     Scope.extend(

@@ -8,7 +8,7 @@ import { Effect, Exit, Scope } from "effect"
 import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import type { WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
-import type { ListOptions, StorageService, WatchHandle } from "../../../src/kubernetes/storage/interfaces.js"
+import type { ListOptions, StorageShape, WatchHandle } from "../../../src/kubernetes/storage/interfaces.js"
 import { watchInto } from "../../../src/kubernetes/storage/watch-sink.js"
 import { onOurServer } from "../storage/conformance/backend.js"
 import { pod, predicate, run, Watching } from "../storage/conformance/support.js"
@@ -41,7 +41,7 @@ const until = async (cond: () => boolean, what: string, ms = 30_000) => {
 describe("Cacher watches into a sink", () => {
   const ours = onOurServer()
 
-  const sinkWatch = async (storage: StorageService, rec: Recorder, options: ListOptions, key = "/pods/") => {
+  const sinkWatch = async (storage: StorageShape, rec: Recorder, options: ListOptions, key = "/pods/") => {
     const scope = Effect.runSync(Scope.make())
     rec.handle = await Effect.runPromise(
       Scope.extend(watchInto(storage, key, { recursive: true, ...options }, rec.sink), scope)

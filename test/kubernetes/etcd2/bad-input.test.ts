@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { encodeObject } from "../../../src/kubernetes/api/codec.js"
 import type { Status } from "../../../src/kubernetes/api/status.js"
 import { etcdWatcher } from "../../../src/kubernetes/etcd2/etcd-watcher.js"
-import type { KeysClientService } from "../../../src/kubernetes/etcd2/keys-client.js"
+import type { KeysClientShape } from "../../../src/kubernetes/etcd2/keys-client.js"
 import { type EtcdProcess, skipEtcd } from "../../support/etcd.js"
 import { pod, Watching } from "../storage/conformance/support.js"
 import { keysClient, newStore, runKeys, startEtcdV2 } from "./support.js"
@@ -54,7 +54,7 @@ const goodNode = (index: number) =>
   })
 
 /** The watch's whole output (it must end by itself). */
-const watchAll = async (keys: KeysClientService, rv: number) => {
+const watchAll = async (keys: KeysClientShape, rv: number) => {
   const w = new Watching(etcdWatcher({ keys }, "/registry/pods", rv, { recursive: true }))
   return w.ended(20_000)
 }
@@ -180,7 +180,7 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
     await server.close()
     let attempts = 0
     const keys = keysClient(url)
-    const counting: KeysClientService = {
+    const counting: KeysClientShape = {
       ...keys,
       watch: (k, o) => Effect.suspend(() => (attempts++, keys.watch(k, o)))
     }
@@ -197,7 +197,7 @@ describe("etcd2 watcher: bad input ends the watch with one ERROR", () => {
 
 describe.skipIf(skipEtcd)("etcd2 store on etcd 3.4: stored garbage", () => {
   let etcd: EtcdProcess
-  let keys: KeysClientService
+  let keys: KeysClientShape
   beforeAll(async () => {
     etcd = await startEtcdV2()
     keys = keysClient(etcd.clientUrl)

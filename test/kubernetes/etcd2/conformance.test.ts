@@ -12,7 +12,7 @@ import { Effect, Fiber, Stream } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { INITIAL_EVENTS_END_ANNOTATION, type WatchEvent } from "../../../src/kubernetes/api/watch-event.js"
-import type { KeysClientService } from "../../../src/kubernetes/etcd2/keys-client.js"
+import type { KeysClientShape } from "../../../src/kubernetes/etcd2/keys-client.js"
 import { type EtcdProcess, skipEtcd } from "../../support/etcd.js"
 import { contents, fails, pod, predicate, run, rv, Watching } from "../storage/conformance/support.js"
 import { keysClient, newStore, runKeys, startEtcdV2 } from "./support.js"
@@ -27,7 +27,7 @@ const update = (labels: Record<string, string>) => (o: KubeObject) =>
 
 describe.skipIf(skipEtcd)("storage conformance: etcd2 store on etcd 3.4 --enable-v2", () => {
   let etcd: EtcdProcess
-  let keys: KeysClientService
+  let keys: KeysClientShape
   beforeAll(async () => {
     etcd = await startEtcdV2()
     keys = keysClient(etcd.clientUrl)

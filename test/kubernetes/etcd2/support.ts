@@ -6,27 +6,27 @@
 import { FetchHttpClient } from "@effect/platform"
 import { Effect } from "effect"
 import type { KeysError } from "../../../src/kubernetes/etcd2/errors.js"
-import { type KeysClientService, make as makeKeys } from "../../../src/kubernetes/etcd2/keys-client.js"
+import { type KeysClientShape, make as makeKeys } from "../../../src/kubernetes/etcd2/keys-client.js"
 import { Etcd2Store, type Etcd2StoreConfig } from "../../../src/kubernetes/etcd2/store.js"
-import type { StorageService } from "../../../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { EtcdProcess } from "../../support/etcd.js"
 import { podAttrs } from "../storage/conformance/support.js"
 
 export const startEtcdV2 = () => EtcdProcess.start({ extraArgs: ["--enable-v2=true"] })
 
-export const keysClient = (endpoint: string): KeysClientService =>
+export const keysClient = (endpoint: string): KeysClientShape =>
   Effect.runSync(makeKeys({ endpoint }).pipe(Effect.provide(FetchHttpClient.layer)))
 
 let counter = 0
 const run0 = Date.now().toString(36)
 
 export interface V2Store {
-  readonly store: StorageService
+  readonly store: StorageShape
   readonly pathPrefix: string
-  readonly keys: KeysClientService
+  readonly keys: KeysClientShape
 }
 
-export const newStore = (keys: KeysClientService, extra: Partial<Etcd2StoreConfig> = {}): V2Store => {
+export const newStore = (keys: KeysClientShape, extra: Partial<Etcd2StoreConfig> = {}): V2Store => {
   const pathPrefix = `/etcd2-${run0}-${counter++}`
   return {
     pathPrefix,

@@ -15,7 +15,7 @@ import {
   makeWatcherMarks,
   outgoingHighWaterMarkGauge
 } from "../../../src/kubernetes/etcd2/high-water-mark.js"
-import type { KeysClientService } from "../../../src/kubernetes/etcd2/keys-client.js"
+import type { KeysClientShape } from "../../../src/kubernetes/etcd2/keys-client.js"
 import type { ListOptions } from "../../../src/kubernetes/storage/interfaces.js"
 import { type EtcdProcess, skipEtcd } from "../../support/etcd.js"
 import { FaultProxy } from "../../support/fault-proxy.js"
@@ -32,12 +32,12 @@ const labelled = (name: string, labels: Record<string, string>) => pod("ns", nam
 let dirs = 0
 const freshDir = () => `/etcd2-watch-${Date.now().toString(36)}-${dirs++}`
 
-const watch = (keys: KeysClientService, dir: string, rv: number, options: ListOptions = {}) =>
+const watch = (keys: KeysClientShape, dir: string, rv: number, options: ListOptions = {}) =>
   new Watching(etcdWatcher({ keys }, dir, rv, { recursive: true, ...options }))
 
 describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
   let etcd: EtcdProcess
-  let keys: KeysClientService
+  let keys: KeysClientShape
   beforeAll(async () => {
     etcd = await startEtcdV2()
     keys = keysClient(etcd.clientUrl)
@@ -219,7 +219,7 @@ describe.skipIf(skipEtcd)("etcd2 watcher on etcd 3.4 --enable-v2", () => {
   it("buffers: a consumer that stops reading blocks the producer (bounded), each new high-water mark is logged once", async () => {
     const dir = freshDir()
     let polls = 0
-    const counting: KeysClientService = {
+    const counting: KeysClientShape = {
       ...keys,
       watch: (k, o) => Effect.tap(keys.watch(k, o), () => Effect.sync(() => polls++))
     }

@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import type { KubeObject } from "../../api/object-meta.js"
 import { newAlreadyExists, newNotFound, type StatusError } from "../../api/status.js"
 import { checkPreconditions as checkPreconditionsOf } from "../../storage/preconditions.js"
-import type { Preconditions, StorageService, UpdateFunc, ValidateDeletion } from "../../storage/interfaces.js"
+import type { Preconditions, StorageShape, UpdateFunc, ValidateDeletion } from "../../storage/interfaces.js"
 import { parseResourceVersion } from "../../storage/versioner.js"
 import { groupResourceOf } from "../resources.js"
 import type { WriteContext } from "./pipeline.js"
@@ -21,7 +21,7 @@ export const checkPreconditions = (ctx: WriteContext, key: string, p: Preconditi
   checkPreconditionsOf(groupResourceOf(ctx.info), key, p, obj)
 
 /** The current object, read from etcd (a write never decides on the cache's copy). */
-const current = (storage: StorageService, key: string) => storage.get(key)
+const current = (storage: StorageShape, key: string) => storage.get(key)
 
 export interface Persist {
   readonly create: (key: string, obj: KubeObject) => Effect.Effect<KubeObject, StatusError>

@@ -6,7 +6,7 @@
 import type { Effect } from "effect"
 import type { KubeObject } from "../../api/object-meta.js"
 import type { StatusError } from "../../api/status.js"
-import type { StorageService } from "../../storage/interfaces.js"
+import type { StorageShape } from "../../storage/interfaces.js"
 import type { KindStrategy, Obj } from "../kinds/strategy.js"
 import type { ResourceRegistry } from "../registry.js"
 import type { ResourceInfo } from "../resources.js"
@@ -20,7 +20,7 @@ export interface WriteContext {
   readonly info: ResourceInfo
   /** the strategy in effect (a subresource's, e.g. namespaces/finalize) */
   readonly strategy: KindStrategy
-  readonly storage: StorageService
+  readonly storage: StorageShape
   readonly registry: ResourceRegistry
   readonly lifecycle: NamespaceLifecycle
   /** the request's namespace (undefined for cluster-scoped resources) */

@@ -5,7 +5,7 @@
  * CompactRevision, so a compaction by anyone using this protocol is seen.
  */
 import { Effect } from "effect"
-import { EtcdClient, type EtcdClientService } from "../../../client/client.js"
+import { EtcdClient, type EtcdClientShape } from "../../../client/client.js"
 import { Compare, Op } from "../../../client/op.js"
 import { toText } from "../../../client/key-value.js"
 import type { StatusError } from "../../api/status.js"
@@ -17,7 +17,7 @@ export const COMPACT_REV_KEY = "compact_rev_key"
  * Compacts etcd at `revision` (default: the revision of the bookkeeping write itself, i.e. all
  * history), after recording it in compact_rev_key. Returns the compacted revision.
  */
-export const compactWith = (client: EtcdClientService, revision?: bigint): Effect.Effect<bigint, StatusError> =>
+export const compactWith = (client: EtcdClientShape, revision?: bigint): Effect.Effect<bigint, StatusError> =>
   Effect.gen(function* () {
     const current = yield* client.kv.get(COMPACT_REV_KEY)
     const version = current.kvs[0]?.version ?? 0n
@@ -37,7 +37,7 @@ export const compactStorage = (revision?: bigint): Effect.Effect<bigint, StatusE
   Effect.flatMap(EtcdClient, (client) => compactWith(client, revision))
 
 /** The compacted revision recorded in compact_rev_key (0 when none). */
-export const readCompactRevision = (client: EtcdClientService): Effect.Effect<bigint, StatusError> =>
+export const readCompactRevision = (client: EtcdClientShape): Effect.Effect<bigint, StatusError> =>
   Effect.map(Effect.mapError(client.kv.get(COMPACT_REV_KEY), fromEtcd), (r) => {
     const kv = r.kvs[0]
     if (kv === undefined) return 0n

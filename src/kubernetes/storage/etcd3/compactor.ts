@@ -8,7 +8,7 @@
  * one interval goes. A failed round is logged and the next one tried; time is the Effect Clock's.
  */
 import { Duration, Effect } from "effect"
-import type { EtcdClientService } from "../../../client/client.js"
+import type { EtcdClientShape } from "../../../client/client.js"
 import { toText } from "../../../client/key-value.js"
 import { Compare, Op } from "../../../client/op.js"
 import type { EtcdError } from "../../../errors.js"
@@ -29,7 +29,7 @@ export interface CompactState {
 
 /** compact.go's Compact: one round of the protocol. */
 export const compactRound = (
-  client: EtcdClientService,
+  client: EtcdClientShape,
   expectVersion: bigint,
   rev: bigint
 ): Effect.Effect<CompactState, EtcdError> =>
@@ -57,7 +57,7 @@ export const compactRound = (
  * ends and does nothing). `onRound` sees each round's state.
  */
 export const runCompactor = (
-  client: EtcdClientService,
+  client: EtcdClientShape,
   interval: Duration.DurationInput,
   endpoints: ReadonlyArray<string> = [],
   onRound: (s: CompactState) => void = () => {}

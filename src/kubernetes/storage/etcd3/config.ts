@@ -1,6 +1,6 @@
 /**
  * What one etcd3 store needs to know (storagebackend.Config + the registry's store options).
- * Keys given to the StorageService are relative to `pathPrefix` ("/pods/ns/name" under
+ * Keys given to the Storage are relative to `pathPrefix` ("/pods/ns/name" under
  * "/registry" is the etcd key "/registry/pods/ns/name").
  */
 import type { KubeObject } from "../../api/object-meta.js"

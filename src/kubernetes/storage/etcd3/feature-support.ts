@@ -6,7 +6,7 @@
  * apiserver asks for progress only when every endpoint has the fix; so does the Cacher here.
  */
 import { Effect } from "effect"
-import type { EtcdClientService } from "../../../client/client.js"
+import type { EtcdClientShape } from "../../../client/client.js"
 
 /** "3.4.31", "3.5.13-rc.0", … → whether RequestWatchProgress is safe on that version. */
 export const progressRequestSafe = (version: string): boolean => {
@@ -20,7 +20,7 @@ export const progressRequestSafe = (version: string): boolean => {
 }
 
 /** Asks the endpoint once (then remembers); an endpoint that cannot be asked counts as unsafe, asked again next time. */
-export const requestWatchProgressCheck = (client: EtcdClientService): Effect.Effect<boolean> => {
+export const requestWatchProgressCheck = (client: EtcdClientShape): Effect.Effect<boolean> => {
   let known: boolean | undefined
   return Effect.suspend(() =>
     known !== undefined

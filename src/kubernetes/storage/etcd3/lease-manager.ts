@@ -4,7 +4,7 @@
  * 60 s) beyond it, for at most 1000 objects; a fresh lease gets that window added to its TTL.
  */
 import { Effect } from "effect"
-import type { EtcdClientService } from "../../../client/client.js"
+import type { EtcdClientShape } from "../../../client/client.js"
 import type { StatusError } from "../../api/status.js"
 import { fromEtcd } from "./errors.js"
 
@@ -21,7 +21,7 @@ export interface LeaseManager {
   readonly getLease: (ttlSeconds: number) => Effect.Effect<bigint, StatusError>
 }
 
-export const makeLeaseManager = (client: EtcdClientService, config = defaultLeaseManagerConfig): LeaseManager => {
+export const makeLeaseManager = (client: EtcdClientShape, config = defaultLeaseManagerConfig): LeaseManager => {
   let prevLeaseId = 0n
   let prevExpiry = 0
   let attached = 0

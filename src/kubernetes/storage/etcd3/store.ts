@@ -5,7 +5,7 @@
  * from, retried with the fresh object); lists page through etcd at one revision.
  */
 import { Effect, Either, Layer } from "effect"
-import { EtcdClient, type EtcdClientService } from "../../../client/client.js"
+import { EtcdClient, type EtcdClientShape } from "../../../client/client.js"
 import { prefixEnd } from "../../../client/key-range.js"
 import { toBytes } from "../../../client/key-value.js"
 import { Compare, Op } from "../../../client/op.js"
@@ -29,7 +29,7 @@ import {
   type Preconditions,
   type ResponseMeta,
   Storage,
-  type StorageService,
+  type StorageShape,
   type UpdateFunc,
   type ValidateDeletion
 } from "../interfaces.js"
@@ -103,11 +103,11 @@ const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => {
   return true
 }
 
-export const make = (config: Etcd3StoreConfig): Effect.Effect<StorageService, never, EtcdClient> =>
+export const make = (config: Etcd3StoreConfig): Effect.Effect<StorageShape, never, EtcdClient> =>
   Effect.map(EtcdClient, (client) => makeWith(client, config))
 
 /** The store over a given client (no Context needed). */
-export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): StorageService => {
+export const makeWith = (client: EtcdClientShape, config: Etcd3StoreConfig): StorageShape => {
   const pathPrefix = normalizePathPrefix(config.pathPrefix)
   const resourcePrefix = config.resourcePrefix
   const gr: GroupResource = config.groupResource
@@ -198,7 +198,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
   const leaseFor = (ttl: number | undefined) =>
     ttl === undefined || ttl <= 0 ? Effect.succeed(undefined) : leases.getLease(ttl)
 
-  const create: StorageService["create"] = (key, obj, ttl) =>
+  const create: StorageShape["create"] = (key, obj, ttl) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const rv = parseResourceVersion(obj.metadata.resourceVersion)
@@ -256,12 +256,12 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       }
     })
 
-  const del: StorageService["delete"] = (key, options = {}) =>
+  const del: StorageShape["delete"] = (key, options = {}) =>
     Effect.flatMap(prepare(key, false), (prepared) =>
       conditionalDelete(prepared, options.preconditions, options.validateDeletion, options.cachedExistingObject)
     )
 
-  const guaranteedUpdate: StorageService["guaranteedUpdate"] = (key, options) =>
+  const guaranteedUpdate: StorageShape["guaranteedUpdate"] = (key, options) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const ignoreNotFound = options.ignoreNotFound === true
@@ -316,7 +316,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       }
     })
 
-  const get: StorageService["get"] = (key, options: GetOptions = {}) =>
+  const get: StorageShape["get"] = (key, options: GetOptions = {}) =>
     Effect.gen(function* () {
       const prepared = yield* prepare(key, false)
       const r = yield* etcd(client.kv.get(prepared))
@@ -359,7 +359,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
     return Effect.fail(fromEtcd(e))
   }
 
-  const getList: StorageService["getList"] = (key, options: ListOptions) =>
+  const getList: StorageShape["getList"] = (key, options: ListOptions) =>
     Effect.gen(function* () {
       const recursive = options.recursive === true
       let preparedKey = yield* prepare(key, recursive)
@@ -470,7 +470,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       return list
     })
 
-  const watch: StorageService["watch"] = (key, options) =>
+  const watch: StorageShape["watch"] = (key, options) =>
     Effect.gen(function* () {
       const recursive = options.recursive === true
       const prepared = yield* prepare(key, recursive)
@@ -490,7 +490,7 @@ export const makeWith = (client: EtcdClientService, config: Etcd3StoreConfig): S
       )
     })
 
-  const stats: StorageService["stats"] = (key) =>
+  const stats: StorageShape["stats"] = (key) =>
     Effect.gen(function* () {
       let prepared = yield* prepare(key, true)
       if (!prepared.endsWith("/")) prepared += "/"

@@ -17,7 +17,7 @@
 import { Chunk, Effect, Either, Option, Random, Stream } from "effect"
 import { prefixEnd } from "../../../client/key-range.js"
 import { toBytes } from "../../../client/key-value.js"
-import type { EtcdClientService } from "../../../client/client.js"
+import type { EtcdClientShape } from "../../../client/client.js"
 import type { WatchResponse } from "../../../client/watch-response.js"
 import type { WatchError } from "../../../client/watch-errors.js"
 import { decodeObject } from "../../api/codec.js"
@@ -52,7 +52,7 @@ export const INCOMING_BUF_SIZE = 100
 export const SYNC_PAGE_SIZE = 10000
 
 export interface WatcherDeps {
-  readonly client: EtcdClientService
+  readonly client: EtcdClientShape
   readonly transformer: ValueTransformer
   readonly groupResource: GroupResource
   readonly typeMeta: { readonly apiVersion?: string; readonly kind?: string }

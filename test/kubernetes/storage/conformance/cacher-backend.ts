@@ -5,8 +5,8 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { Cacher } from "../../../../src/kubernetes/cacher/cacher.js"
-import type { StorageService } from "../../../../src/kubernetes/storage/interfaces.js"
-import type { WatchCache } from "../../../../src/kubernetes/cacher/watch-cache.js"
+import type { StorageShape } from "../../../../src/kubernetes/storage/interfaces.js"
+import type { WatchCacheShape } from "../../../../src/kubernetes/cacher/watch-cache.js"
 import { compactWith } from "../../../../src/kubernetes/storage/etcd3/compact.js"
 import { makeBackend } from "./backend.js"
 import { type Backend, podAttrs, run } from "./support.js"
@@ -17,7 +17,7 @@ export const makeCacherBackend = async (
 ): Promise<Backend & { readonly close: () => Promise<void> }> => {
   const etcd3 = await makeBackend(name, endpoints)
   const scope = Effect.runSync(Scope.make())
-  const caches: Array<WatchCache> = []
+  const caches: Array<WatchCacheShape> = []
   return {
     ...etcd3,
     cacher: true,
@@ -41,7 +41,7 @@ export const makeCacherBackend = async (
       ).pipe(Effect.retry({ times: 2000 }), Effect.orDie)
       const gate = <A, E>(e: Effect.Effect<A, E>) =>
         Effect.zipRight(cacher.internals.ready.isReady ? Effect.void : ready, e)
-      const store: StorageService = {
+      const store: StorageShape = {
         create: (...a) => gate(cacher.create(...a)),
         delete: (...a) => gate(cacher.delete(...a)),
         watch: (...a) => gate(cacher.watch(...a)),

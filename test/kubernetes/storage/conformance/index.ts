@@ -1,4 +1,4 @@
-/** The storage conformance suite: every StorageService backend calls this once. */
+/** The storage conformance suite: every Storage backend calls this once. */
 import type { Backend } from "./support.js"
 import { runStoreTests } from "./store-tests.js"
 import { runWatchTests } from "./watcher-tests.js"

@@ -1,7 +1,7 @@
 /**
  * pkg/storage/testing/store_tests.go, ported: Create, Get, Delete, GuaranteedUpdate, KeySchema,
  * GetList and its resourceVersion / paging / continue semantics, CompactRevision, Stats, TTL.
- * Written against StorageService, so every backend runs the same assertions.
+ * Written against the Storage interface, so every backend runs the same assertions.
  */
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"

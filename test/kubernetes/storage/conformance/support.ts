@@ -5,25 +5,25 @@
  */
 import { Chunk, Effect, Exit, Fiber, Scope, Stream } from "effect"
 import { expect } from "vitest"
-import { type EtcdClientService, make as makeClient } from "../../../../src/client/index.js"
+import { type EtcdClientShape, make as makeClient } from "../../../../src/client/index.js"
 import type { KubeObject } from "../../../../src/kubernetes/api/object-meta.js"
 import type { StatusError } from "../../../../src/kubernetes/api/status.js"
 import type { WatchEvent } from "../../../../src/kubernetes/api/watch-event.js"
-import type { StorageService } from "../../../../src/kubernetes/storage/interfaces.js"
+import type { StorageShape } from "../../../../src/kubernetes/storage/interfaces.js"
 import { Everything, type SelectionPredicate } from "../../../../src/kubernetes/storage/selection-predicate.js"
 import { parsePredicate } from "../../../../src/kubernetes/storage/selection-predicate.js"
 import type { ValueTransformer } from "../../../../src/kubernetes/storage/value/transformer.js"
 
 export interface StoreOptions {
   readonly transformer?: ValueTransformer
-  readonly client?: EtcdClientService
+  readonly client?: EtcdClientShape
 }
 
 export interface Backend {
   readonly name: string
   /** a store over "/pods/" under a fresh random path prefix */
   readonly newStore: (options?: StoreOptions) => TestStore
-  readonly client: EtcdClientService
+  readonly client: EtcdClientShape
   /** compacts etcd through compact_rev_key at `rev` (default: everything); the compaction writes one revision */
   readonly compact: (rev?: bigint) => Promise<bigint>
   /** the server sends periodic progress notifications (RunOptionalTestProgressNotify) */
@@ -33,7 +33,7 @@ export interface Backend {
 }
 
 export interface TestStore {
-  readonly store: StorageService
+  readonly store: StorageShape
   readonly pathPrefix: string
 }
 
@@ -126,9 +126,9 @@ export class Watching {
   }
 
   static async start(
-    store: StorageService,
+    store: StorageShape,
     key: string,
-    options: Parameters<StorageService["watch"]>[1]
+    options: Parameters<StorageShape["watch"]>[1]
   ): Promise<Watching> {
     return new Watching(await run(store.watch(key, options)))
   }

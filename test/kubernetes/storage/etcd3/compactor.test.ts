@@ -8,7 +8,7 @@
 import { it } from "@effect/vitest"
 import { Effect, Fiber, TestClock } from "effect"
 import { afterAll, beforeAll, describe, expect } from "vitest"
-import type { EtcdClientService } from "../../../../src/client/index.js"
+import type { EtcdClientShape } from "../../../../src/client/index.js"
 import { toText } from "../../../../src/client/key-value.js"
 import { COMPACT_REV_KEY } from "../../../../src/kubernetes/storage/etcd3/compact.js"
 import { type CompactState, runCompactor } from "../../../../src/kubernetes/storage/etcd3/compactor.js"
@@ -26,14 +26,14 @@ const settle = (check: () => Effect.Effect<boolean, unknown>) =>
     throw new Error("not settled")
   })
 
-const key = (client: EtcdClientService) =>
+const key = (client: EtcdClientShape) =>
   Effect.map(client.kv.get(COMPACT_REV_KEY), (r) => {
     const kv = r.kvs[0]
     return kv === undefined ? undefined : { version: kv.version, value: toText(kv.value) }
   })
 
 /** a revision's reads fail once it is compacted away */
-const readable = (client: EtcdClientService, rev: bigint) =>
+const readable = (client: EtcdClientShape, rev: bigint) =>
   Effect.map(Effect.either(client.kv.get("anything", { revision: rev })), (r) => r._tag === "Right")
 
 const suite = (name: string, endpoint: () => string) =>

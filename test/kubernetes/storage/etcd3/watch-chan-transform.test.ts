@@ -7,7 +7,7 @@
 import { it } from "@effect/vitest"
 import { Chunk, Effect, FastCheck as fc, Stream } from "effect"
 import { describe, expect } from "vitest"
-import type { EtcdClientService } from "../../../../src/client/client.js"
+import type { EtcdClientShape } from "../../../../src/client/client.js"
 import { EventType, type Event } from "../../../../src/client/key-value.js"
 import type { WatchResponse } from "../../../../src/client/watch-response.js"
 import type { KubeObject } from "../../../../src/kubernetes/api/object-meta.js"
@@ -82,8 +82,8 @@ const history = (ops: ReadonlyArray<Op>) => {
   return { responses, states }
 }
 
-const fakeClient = (responses: ReadonlyArray<WatchResponse>): EtcdClientService =>
-  ({ watch: () => Stream.fromIterable(responses) }) as unknown as EtcdClientService
+const fakeClient = (responses: ReadonlyArray<WatchResponse>): EtcdClientShape =>
+  ({ watch: () => Stream.fromIterable(responses) }) as unknown as EtcdClientShape
 
 const colorIs = (color: string): SelectionPredicate => ({
   ...Everything,

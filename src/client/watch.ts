@@ -10,7 +10,7 @@ import { WatchBuffer } from "./watch-buffer.js"
 import type { WatchError } from "./watch-errors.js"
 import { watchMetadata, type WatchOptions, watchSpec } from "./watch-options.js"
 import type { WatchResponse } from "./watch-response.js"
-import { WatchStreams, type WatchStreamsService } from "./watch-streams.js"
+import { WatchStreams, type WatchStreamsShape } from "./watch-streams.js"
 
 export interface ProgressOptions {
   readonly requireLeader?: boolean | undefined
@@ -32,7 +32,7 @@ export interface Watcher {
 }
 
 /** The Watch API over a WatchStreams registry (resolved once, by the caller). */
-export const watcherOf = (streams: WatchStreamsService): Watcher => {
+export const watcherOf = (streams: WatchStreamsShape): Watcher => {
   const watch = (key: string | Uint8Array, watchOptions: WatchOptions = {}): Stream.Stream<WatchResponse, WatchError> =>
     Stream.unwrapScoped(
       Effect.gen(function* () {

@@ -6,12 +6,12 @@
  */
 import { Context, Effect, Layer } from "effect"
 import type { CacheWatcher } from "./cache-watcher.js"
-import { CacherConfigTag } from "./config.js"
+import { CacherConfig } from "./config.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 const scopeKey = (namespace: string, name: string) => `${namespace}\u0000${name}`
 
-export class CacheWatchers {
+export class IndexedWatchersShape {
   private readonly all = new Map<number, CacheWatcher>()
   private readonly byScope = new Map<string, Set<CacheWatcher>>()
   private readonly byTrigger = new Map<string, Set<CacheWatcher>>()
@@ -90,15 +90,15 @@ export class CacheWatchers {
   }
 }
 
-export class CacheWatchersTag extends Context.Tag("etcd-effect/kubernetes/cacher/CacheWatchers")<
-  CacheWatchersTag,
-  CacheWatchers
+export class IndexedWatchers extends Context.Tag("etcd-effect/kubernetes/cacher/CacheWatchers")<
+  IndexedWatchers,
+  IndexedWatchersShape
 >() {
-  static readonly layer: Layer.Layer<CacheWatchersTag, never, CacherConfigTag> = Layer.scoped(
-    CacheWatchersTag,
+  static readonly layer: Layer.Layer<IndexedWatchers, never, CacherConfig> = Layer.scoped(
+    IndexedWatchers,
     Effect.gen(function* () {
-      const config = yield* CacherConfigTag
-      const set = new CacheWatchers(config.indexedTrigger?.field)
+      const config = yield* CacherConfig
+      const set = new IndexedWatchersShape(config.indexedTrigger?.field)
       yield* Effect.addFinalizer(() => Effect.sync(() => set.terminateAll()))
       return set
     })
