@@ -5,7 +5,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { BenchError } from "./errors.js"
-import { GrpcConnection } from "./grpc-h2.js"
+import { GrpcConnection } from "../h2/grpc-client.js"
 import type { Breakage } from "./phase.js"
 
 /** How long a connection may take to start speaking HTTP/2 (bounded further by the stall timeout). */

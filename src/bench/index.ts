@@ -1,6 +1,6 @@
 /**
  * The load generator behind `etcd-effect bench` and `npm run bench:compare`: etcd's benchmark
- * scenarios against any etcd-compatible endpoint, over raw HTTP/2 gRPC (grpc-h2.ts) with
+ * scenarios against any etcd-compatible endpoint, over raw HTTP/2 gRPC (src/h2/grpc-client.ts) with
  * hand-encoded requests and shallow decoding, so the client is not what gets measured.
  *
  *   run("watch", { endpoints: ["127.0.0.1:2379"], streams: 10, watchersPerStream: 1000 })

@@ -3,7 +3,7 @@
  * ones were answered (a slow server must show up as latency, not as a slower schedule). Timers fire
  * at millisecond granularity; every request already due is sent on each tick.
  */
-import type { GrpcConnection } from "./grpc-h2.js"
+import type { GrpcConnection } from "../h2/grpc-client.js"
 import type { UnaryLoad } from "./requesters.js"
 import type { Tally } from "./result.js"
 

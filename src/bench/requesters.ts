@@ -7,7 +7,7 @@
  * Plain callbacks: per request a frame is built and a latency sample taken; a non-zero gRPC status
  * counts as an error and the first message is kept.
  */
-import type { GrpcConnection } from "./grpc-h2.js"
+import type { GrpcConnection } from "../h2/grpc-client.js"
 import type { LatencyHistogram } from "./latency.js"
 import type { Tally } from "./result.js"
 

@@ -5,7 +5,7 @@
  */
 import { Effect, type Scope } from "effect"
 import { BenchError } from "./errors.js"
-import type { GrpcConnection } from "./grpc-h2.js"
+import type { GrpcConnection } from "../h2/grpc-client.js"
 import { reportedOptions, type ScenarioName, type Settings } from "./options.js"
 import { Breakage, phase } from "./phase.js"
 import type { ProgressTracker } from "./progress.js"

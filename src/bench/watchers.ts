@@ -12,7 +12,7 @@
  * that does not increase. A watcher canceled by the server or a stream that ends breaks the run
  * (its events would never come): that is reported to the Breakage, which fails the phase.
  */
-import type { BidiStream, GrpcConnection } from "./grpc-h2.js"
+import type { BidiStream, GrpcConnection } from "../h2/grpc-client.js"
 import type { Breakage } from "./phase.js"
 import { WATCH } from "./requests.js"
 import type { Tally } from "./result.js"

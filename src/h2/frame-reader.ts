@@ -3,7 +3,7 @@
  * they arrive — a frame split across reads is never assembled — and their padding stripped;
  * every other frame (small: HEADERS, SETTINGS, WINDOW_UPDATE, ...) is handed on whole, in place
  * when it sits inside the read, else assembled first. Shared by the bench's client
- * (src/bench/h2/connection.ts) and the server's lean transport (src/server/transport/).
+ * (src/h2/client-connection.ts) and the server's lean transport (src/server/transport/).
  */
 import { DEFAULT_MAX_FRAME, Flag, FRAME_HEADER, FrameType, readUint32 } from "./frames.js"
 

@@ -1,5 +1,5 @@
 /**
- * HPACK (RFC 7541) for the bench's client (src/bench/h2) and the server's lean transport
+ * HPACK (RFC 7541) for the client (src/h2/client-connection.ts) and the server's lean transport
  * (src/server/transport). Decoding is complete — static and dynamic tables, size updates, Huffman —
  * because every header block the peer sends must be decoded in order to keep the dynamic table in
  * step, even the ones we ignore. Decoding limits a server needs against hostile peers: the dynamic

@@ -1,5 +1,5 @@
 /**
- * The lean path's connection: the load generator's own HTTP/2 + gRPC client (src/bench/grpc-h2.ts,
+ * The lean path's connection: the load generator's own HTTP/2 + gRPC client (src/h2/grpc-client.ts,
  * h2c with prior knowledge) instead of grpc-js, which with protobufjs and the parsed protos was
  * ~70 ms of a one-shot command's start-up. Resolves once the server's first SETTINGS arrived (what
  * grpc-js calls READY), with `undefined` when the connection failed first (refused, reset, not
@@ -7,7 +7,7 @@
  * it always has), or "timeout" when nothing answered within the dial timeout.
  */
 import { isIP } from "node:net"
-import { GrpcConnection } from "../../bench/grpc-h2.js"
+import { GrpcConnection } from "../../h2/grpc-client.js"
 import type { Endpoint } from "../../client/endpoint.js"
 
 /** grpc-js' target for one endpoint, also the :authority it sends */

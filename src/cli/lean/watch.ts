@@ -10,7 +10,7 @@
  * command line again with `--rev` set to where this one stopped, so it prints from there exactly
  * what the full program prints (etcdctl's cancel messages, exit code 1).
  */
-import type { GrpcConnection } from "../../bench/grpc-h2.js"
+import type { GrpcConnection } from "../../h2/grpc-client.js"
 import { keyRange } from "../../client/key-range.js"
 import { grpcFrame } from "../../client/lean-kv-codec.js"
 import { decodeWatchResponse, encodeCreateRequest } from "../../client/watch-codec.js"
@@ -111,7 +111,7 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
           if (outcome !== undefined) settle(outcome)
         },
         // the connection's own failure (refused, reset, GOAWAY) reaches the call as UNAVAILABLE
-        // "<path>: <reason>" (bench/grpc-h2.ts); a status the server ended the call with is the
+        // "<path>: <reason>" (h2/grpc-client.ts); a status the server ended the call with is the
         // full program's to handle
         onClose: (code, message) =>
           settle(code === UNAVAILABLE && message.startsWith(`${WATCH_PATH}: `) ? "lost" : "handover")

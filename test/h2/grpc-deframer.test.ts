@@ -5,7 +5,7 @@
  */
 import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { GrpcFrameParser } from "../../src/bench/grpc-frame.js"
+import { GrpcFrameParser } from "../../src/h2/grpc-deframer.js"
 
 const frame = (body: Uint8Array): Uint8Array => {
   const out = new Uint8Array(5 + body.length)

@@ -19,7 +19,7 @@
  * acknowledgement round trips, not the server.
  */
 import * as net from "node:net"
-import { FrameReader, type FrameSink } from "../../h2/frame-reader.js"
+import { FrameReader, type FrameSink } from "./frame-reader.js"
 import {
   DEFAULT_MAX_FRAME,
   DEFAULT_WINDOW,
@@ -32,11 +32,11 @@ import {
   readUint32,
   Setting,
   writeFrameHeader
-} from "../../h2/frames.js"
-import { grpcRequestHeaderBlock, HpackDecoder } from "../../h2/hpack.js"
-import { H2Stream, type H2StreamHandler } from "./stream.js"
+} from "./frames.js"
+import { grpcRequestHeaderBlock, HpackDecoder } from "./hpack.js"
+import { H2Stream, type H2StreamHandler } from "./client-stream.js"
 
-export { H2Stream, type H2StreamHandler } from "./stream.js"
+export { H2Stream, type H2StreamHandler } from "./client-stream.js"
 
 export const STREAM_WINDOW = 16 * 1024 * 1024
 export const CONNECTION_WINDOW = 64 * 1024 * 1024

@@ -1,17 +1,17 @@
 /**
  * gRPC over the bench's own HTTP/2 connection (h2/connection.ts): the transport of the load
  * generator. A unary call hands back the answer's bytes; a bidi stream hands each message to a
- * callback as (buffer, start, end) straight from the connection's read buffer (see grpc-frame.ts).
+ * callback as (buffer, start, end) straight from the connection's read buffer (see grpc-deframer.ts).
  * Everything per message is plain synchronous JS in those callbacks; Effect owns the lifetimes
  * (connections.ts).
  *
  * Status: grpc-status in the trailers (or in the headers of a trailers-only answer); anything other
  * than 0 is an error with grpc-message percent-decoded, as etcd wrote it ("etcdserver: ...").
  */
-import { GrpcFrameParser, type MessageHandler } from "./grpc-frame.js"
-import { H2Connection, type H2Stream } from "./h2/connection.js"
-import { ErrorCode } from "../h2/frames.js"
-import type { HeaderList } from "../h2/hpack.js"
+import { GrpcFrameParser, type MessageHandler } from "./grpc-deframer.js"
+import { H2Connection, type H2Stream } from "./client-connection.js"
+import { ErrorCode } from "./frames.js"
+import type { HeaderList } from "./hpack.js"
 
 export const UNAVAILABLE = 14
 const UNKNOWN = 2

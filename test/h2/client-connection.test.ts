@@ -10,7 +10,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as http2 from "node:http2"
 import * as net from "node:net"
 import { afterAll, beforeAll } from "vitest"
-import { H2Connection } from "../../src/bench/h2/connection.js"
+import { H2Connection } from "../../src/h2/client-connection.js"
 import type { HeaderList } from "../../src/h2/hpack.js"
 
 interface Spec {
