@@ -90,7 +90,7 @@ export class IndexedWatchersShape {
   }
 }
 
-export class IndexedWatchers extends Context.Tag("etcd-effect/kubernetes/cacher/CacheWatchers")<
+export class IndexedWatchers extends Context.Tag("etcd-effect/kubernetes/cacher/IndexedWatchers")<
   IndexedWatchers,
   IndexedWatchersShape
 >() {
