@@ -16,9 +16,17 @@ import { isDNS1123Subdomain } from "../api/validation.js"
 import type { StorageService } from "../storage/interfaces.js"
 import { type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import type { ResourceRegistry } from "./registry.js"
-import { acceptedNames, specOf, validateCRDSpec } from "./kinds/crd.js"
-import { customResourceStrategy } from "./kinds/custom.js"
-import { customResourceDefinitions, type PrinterColumn, type ResourceInfo, resourcePrefixOf } from "./resources.js"
+import { acceptedNames, validateCRDSpec } from "./kinds/crd.js"
+import { type CustomVersion, customResourceStatusStrategy, customResourceStrategy } from "./kinds/custom.js"
+import {
+  customResourceDefinitions,
+  type PrinterColumn,
+  type ResourceInfo,
+  resourcePrefixOf,
+  type VersionStrategies
+} from "./resources.js"
+import { applyDefaults, hasDefaults } from "./schema/defaulting.js"
+import { type CrdSpec, crdSpecOf, type CrdVersion, versionSchema } from "./schema/json-schema.js"
 
 const AGE_DATE: PrinterColumn = {
   name: "Age",
@@ -34,25 +42,60 @@ const crAttrs =
     return { labels: obj.metadata.labels ?? {}, fields: { "metadata.name": obj.metadata.name ?? "" } }
   }
 
+const customVersion = (spec: CrdSpec, v: CrdVersion, kind: string): CustomVersion => ({
+  group: spec.group ?? "",
+  version: v.name,
+  kind,
+  namespaced: spec.scope === "Namespaced",
+  schema: versionSchema(v),
+  preserveUnknownFields: spec.preserveUnknownFields === true,
+  statusSubresource: v.subresources?.status !== undefined,
+  scale: v.subresources?.scale ?? undefined
+})
+
+const strategiesOf = (cv: CustomVersion): VersionStrategies => ({
+  strategy: customResourceStrategy(cv),
+  subresources: {
+    ...(cv.statusSubresource ? { status: customResourceStatusStrategy(cv) } : {}),
+    ...(cv.scale !== undefined ? { scale: customResourceStrategy(cv) } : {})
+  }
+})
+
+/** Defaulting on read: a copy of the stored object with the served version's defaults. */
+const readDefaults = (versions: ReadonlyArray<CustomVersion>) => {
+  const withDefaults = new Map(versions.filter((v) => hasDefaults(v.schema)).map((v) => [v.version, v.schema]))
+  if (withDefaults.size === 0) return undefined
+  return (obj: KubeObject, version: string): KubeObject => {
+    const schema = withDefaults.get(version)
+    if (schema === undefined) return obj
+    const copy = structuredClone(obj)
+    applyDefaults(copy, schema)
+    return copy
+  }
+}
+
 /** The ResourceInfo a stored CRD serves (undefined if it cannot be served). */
 export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => {
   const obj = crd as Record<string, unknown>
   if (validateCRDSpec(obj).length > 0) return undefined
-  const spec = specOf(obj)
+  const decoded = crdSpecOf(obj)
+  if (Either.isLeft(decoded)) return undefined
+  const spec = decoded.right
   const names = acceptedNames(spec.names ?? {})
-  const versions = (spec.versions ?? []).filter((v) => v.served !== false)
-  const storage = (spec.versions ?? []).find((v) => v.storage === true)!
-  if (versions.length === 0) return undefined
+  const all = spec.versions ?? []
+  const storage = all.find((v) => v.storage)!
+  const served = [storage, ...all.filter((v) => v !== storage)].filter((v) => v.served)
+  if (served.length === 0) return undefined
   const namespaced = spec.scope === "Namespaced"
-  const served = [storage, ...versions.filter((v) => v !== storage && v.served !== false)].filter(
-    (v) => v.served !== false
-  )
-  const columns = storage.additionalPrinterColumns ?? versions[0]!.additionalPrinterColumns
+  const kind = names.kind!
+  const byVersion = served.map((v) => customVersion(spec, v, kind))
+  const storageStrategies = strategiesOf(customVersion(spec, storage, kind))
+  const columns = storage.additionalPrinterColumns ?? served[0]!.additionalPrinterColumns
   return {
     group: spec.group!,
-    versions: served.map((v) => v.name!),
-    storageVersion: storage.name!,
-    kind: names.kind!,
+    versions: served.map((v) => v.name),
+    storageVersion: storage.name,
+    kind,
     listKind: names.listKind,
     plural: names.plural!,
     singular: names.singular,
@@ -76,8 +119,15 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
             priority: c.priority,
             jsonPath: c.jsonPath
           })),
-    strategy: customResourceStrategy(namespaced),
-    subresources: {},
+    strategy: storageStrategies.strategy,
+    subresources: {
+      ...storageStrategies.subresources,
+      ...Object.assign({}, ...byVersion.map((v) => strategiesOf(v).subresources))
+    },
+    versionStrategies: Object.fromEntries(byVersion.map((v) => [v.version, strategiesOf(v)])),
+    readDefaults: readDefaults(byVersion),
+    scale: storage.subresources?.scale ?? undefined,
+    openAPISchemas: Object.fromEntries(byVersion.map((v) => [v.version, v.schema])),
     custom: true
   }
 }
