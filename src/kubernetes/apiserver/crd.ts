@@ -26,6 +26,7 @@ import {
   type VersionStrategies
 } from "./resources.js"
 import { applyDefaults, hasDefaults } from "./schema/defaulting.js"
+import { pruneResource } from "./schema/pruning.js"
 import { type CrdSpec, crdSpecOf, type CrdVersion, versionSchema } from "./schema/json-schema.js"
 
 const AGE_DATE: PrinterColumn = {
@@ -61,16 +62,28 @@ const strategiesOf = (cv: CustomVersion): VersionStrategies => ({
   }
 })
 
-/** Defaulting on read: a copy of the stored object with the served version's defaults. */
-const readDefaults = (versions: ReadonlyArray<CustomVersion>) => {
-  const withDefaults = new Map(versions.filter((v) => hasDefaults(v.schema)).map((v) => [v.version, v.schema]))
-  if (withDefaults.size === 0) return undefined
+/**
+ * An object read from storage as a version serves it (the storage codec's schemaCoercingConverter
+ * and unstructuredDefaulter): pruned by that version's schema when it is not the storage version,
+ * and defaulted when the schema has defaults. Objects written in the storage version were pruned
+ * on write, so reads in it skip the walk.
+ */
+const readAs = (storage: string, versions: ReadonlyArray<CustomVersion>) => {
+  const work = new Map(
+    versions
+      .filter(
+        (v) => v.schema !== undefined && ((v.version !== storage && !v.preserveUnknownFields) || hasDefaults(v.schema))
+      )
+      .map((v) => [v.version, v])
+  )
+  if (work.size === 0) return undefined
   return (obj: KubeObject, version: string): KubeObject => {
-    const schema = withDefaults.get(version)
-    if (schema === undefined) return obj
-    const copy = structuredClone(obj)
-    applyDefaults(copy, schema)
-    return copy
+    const v = work.get(version)
+    if (v === undefined) return obj
+    const copy = structuredClone(obj) as Record<string, unknown>
+    if (v.version !== storage && !v.preserveUnknownFields) pruneResource(copy, v.schema!)
+    applyDefaults(copy, v.schema)
+    return copy as KubeObject
   }
 }
 
@@ -125,7 +138,7 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
       ...Object.assign({}, ...byVersion.map((v) => strategiesOf(v).subresources))
     },
     versionStrategies: Object.fromEntries(byVersion.map((v) => [v.version, strategiesOf(v)])),
-    readDefaults: readDefaults(byVersion),
+    readAs: readAs(storage.name, byVersion),
     scale: storage.subresources?.scale ?? undefined,
     openAPISchemas: Object.fromEntries(byVersion.map((v) => [v.version, v.schema])),
     custom: true

@@ -66,8 +66,8 @@ export interface ResourceInfo {
    * strategies of a request to that version (the resource's own are the storage version's)
    */
   readonly versionStrategies?: Readonly<Record<string, VersionStrategies>> | undefined
-  /** defaulting of an object read from storage, for the version it is served as (a CRD's schema defaults) */
-  readonly readDefaults?: ((obj: KubeObject, version: string) => KubeObject) | undefined
+  /** an object read from storage as a version serves it (a CRD's pruning and defaults), a copy */
+  readonly readAs?: ((obj: KubeObject, version: string) => KubeObject) | undefined
   /** a CRD's openAPIV3Schema of each version (/openapi/v3 publishes them for kubectl explain) */
   readonly openAPISchemas?: Readonly<Record<string, JSONSchemaProps | undefined>> | undefined
   /** the scale subresource's paths (a CRD's spec.versions[].subresources.scale) */

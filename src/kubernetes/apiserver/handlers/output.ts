@@ -19,9 +19,9 @@ import * as Response from "@effect/platform/HttpServerResponse"
 export const body = (s: RequestScope, jsonText: string, status = 200): HttpServerResponse.HttpServerResponse =>
   s.output.yaml ? Response.text(jsonToYaml(jsonText), { status, contentType: YAML_TYPE }) : json(jsonText, status)
 
-/** An object read from storage as the request's version has it (a CRD's schema defaults applied). */
+/** An object read from storage as the request's version has it (a CRD's pruning and defaults applied). */
 const served = (s: RequestScope, obj: KubeObject): KubeObject =>
-  s.info.readDefaults === undefined ? obj : s.info.readDefaults(obj, s.version)
+  s.info.readAs === undefined ? obj : s.info.readAs(obj, s.version)
 
 export const objectResponse = (
   s: RequestScope,
@@ -52,7 +52,7 @@ export const listResponse = (
   s: RequestScope,
   stored: KubeList
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, NotAcceptable> => {
-  const list = s.info.readDefaults === undefined ? stored : { ...stored, items: stored.items.map((i) => served(s, i)) }
+  const list = s.info.readAs === undefined ? stored : { ...stored, items: stored.items.map((i) => served(s, i)) }
   if (s.output.as === "Table") {
     const t = tableOf(
       s.info,

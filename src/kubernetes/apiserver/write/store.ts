@@ -36,11 +36,16 @@ export const defaulted = (ctx: WriteContext, op: Operation, obj: Obj): Effect.Ef
 
 const isDeleting = (o: KubeObject) => (o.metadata.deletionTimestamp ?? "") !== ""
 
-/** A CRD's None conversion: the object as the request's version sees it (apiVersion rewritten). */
-const inRequestVersion = (ctx: WriteContext, obj: KubeObject): KubeObject =>
-  !ctx.info.custom || ctx.apiVersion === undefined || obj.apiVersion === ctx.apiVersion
-    ? obj
-    : { ...obj, apiVersion: ctx.apiVersion }
+/**
+ * A CRD's None conversion: the stored object as the request's version sees it (apiVersion
+ * rewritten; pruned and defaulted by that version's schema, as the storage codec reads it).
+ */
+const inRequestVersion = (ctx: WriteContext, obj: KubeObject): KubeObject => {
+  if (!ctx.info.custom || ctx.apiVersion === undefined) return obj
+  const version = ctx.apiVersion.slice(ctx.apiVersion.indexOf("/") + 1)
+  const read = ctx.info.readAs?.(obj, version) ?? obj
+  return read.apiVersion === ctx.apiVersion ? read : { ...read, apiVersion: ctx.apiVersion }
+}
 
 /** …and as it is stored: in the storage version. */
 const inStorageVersion = (ctx: WriteContext, obj: Obj): Obj => {
