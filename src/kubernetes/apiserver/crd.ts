@@ -62,6 +62,12 @@ const strategiesOf = (cv: CustomVersion): VersionStrategies => ({
   }
 })
 
+/** The converter's coercion into the storage version: pruned by its schema (None conversion keeps the rest). */
+const toStorage = (v: CustomVersion) =>
+  v.schema === undefined || v.preserveUnknownFields
+    ? undefined
+    : (obj: Record<string, unknown>) => void pruneResource(obj, v.schema!)
+
 /**
  * An object read from storage as a version serves it (the storage codec's schemaCoercingConverter
  * and unstructuredDefaulter): pruned by that version's schema when it is not the storage version,
@@ -139,6 +145,7 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
     },
     versionStrategies: Object.fromEntries(byVersion.map((v) => [v.version, strategiesOf(v)])),
     readAs: readAs(storage.name, byVersion),
+    toStorage: toStorage(customVersion(spec, storage, kind)),
     scale: storage.subresources?.scale ?? undefined,
     openAPISchemas: Object.fromEntries(byVersion.map((v) => [v.version, v.schema])),
     custom: true

@@ -66,6 +66,8 @@ export interface ResourceInfo {
    * strategies of a request to that version (the resource's own are the storage version's)
    */
   readonly versionStrategies?: Readonly<Record<string, VersionStrategies>> | undefined
+  /** an object written in another version, converted to the storage version (a CRD's pruning by its schema) */
+  readonly toStorage?: ((obj: Record<string, unknown>) => void) | undefined
   /** an object read from storage as a version serves it (a CRD's pruning and defaults), a copy */
   readonly readAs?: ((obj: KubeObject, version: string) => KubeObject) | undefined
   /** a CRD's openAPIV3Schema of each version (/openapi/v3 publishes them for kubectl explain) */

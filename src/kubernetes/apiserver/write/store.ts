@@ -49,7 +49,10 @@ const inRequestVersion = (ctx: WriteContext, obj: KubeObject): KubeObject => {
 
 /** …and as it is stored: in the storage version. */
 const inStorageVersion = (ctx: WriteContext, obj: Obj): Obj => {
-  if (ctx.info.custom) obj["apiVersion"] = apiVersionOf(ctx.info.group, ctx.info.storageVersion)
+  if (!ctx.info.custom) return obj
+  const storage = apiVersionOf(ctx.info.group, ctx.info.storageVersion)
+  if (obj["apiVersion"] !== storage) ctx.info.toStorage?.(obj)
+  obj["apiVersion"] = storage
   return obj
 }
 
