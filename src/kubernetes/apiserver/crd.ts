@@ -16,7 +16,7 @@ import { isDNS1123Subdomain } from "../api/validation.js"
 import type { StorageService } from "../storage/interfaces.js"
 import { type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import type { ResourceRegistry } from "./registry.js"
-import { acceptedNames, validateCRDSpec } from "./kinds/crd.js"
+import { acceptedNames, validateServable } from "./kinds/crd.js"
 import { type CustomVersion, customResourceStatusStrategy, customResourceStrategy } from "./kinds/custom.js"
 import {
   customResourceDefinitions,
@@ -96,7 +96,7 @@ const readAs = (storage: string, versions: ReadonlyArray<CustomVersion>) => {
 /** The ResourceInfo a stored CRD serves (undefined if it cannot be served). */
 export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => {
   const obj = crd as Record<string, unknown>
-  if (validateCRDSpec(obj).length > 0) return undefined
+  if (validateServable(obj).length > 0) return undefined
   const decoded = crdSpecOf(obj)
   if (Either.isLeft(decoded)) return undefined
   const spec = decoded.right

@@ -5,6 +5,7 @@
  * fields as unknown), defaulted on write and on read; the status and scale subresources; the
  * generation; several versions with None conversion; the schema in /openapi/v3.
  */
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { newNamespace, onApiServer, request } from "./support.js"
 
@@ -360,6 +361,29 @@ describe("apiserver: CRD structural schemas", () => {
       metadata: { name: "u" }
     })
     expect(wrong.status).toBe(400)
+  })
+
+  it("a CRD stored without a schema (before schemas were checked here) is still served, its objects kept as sent", async () => {
+    const crd = gadgetCRD("oldgadgets")
+    delete (crd.spec.versions[0] as { schema?: unknown }).schema
+    delete (crd.spec.versions[0] as { subresources?: unknown }).subresources
+    // written as an older etcd-effect would have: the API refuses it now
+    expect((await request(url(), "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)).status).toBe(
+      422
+    )
+    await Effect.runPromise(
+      server().running.client.kv.put(
+        "/registry/apiextensions.k8s.io/customresourcedefinitions/oldgadgets.schema.example.com",
+        JSON.stringify({ ...crd, metadata: { ...crd.metadata, uid: "u", creationTimestamp: "2026-01-01T00:00:00Z" } })
+      )
+    )
+    await until(async () => (await request(url(), "GET", "/apis/schema.example.com/v1/oldgadgets")).status === 200)
+    const ns = await newNamespace(url())
+    const r = await request(url(), "POST", `/apis/schema.example.com/v1/namespaces/${ns}/oldgadgets`, {
+      ...gadget("Oldgadget", "o", { size: "any", extra: 1 })
+    })
+    expect(r.status).toBe(201)
+    expect(r.body.spec).toEqual({ size: "any", extra: 1 })
   })
 
   it("/openapi/v3 publishes the schema with apiVersion, kind and metadata; the index's hash changes with it", async () => {

@@ -19,8 +19,30 @@ type CrdNames = NonNullable<CrdSpec["names"]>
 /** The decoded spec (a CRD written here always decodes: its Go type was checked on write). */
 export const specOf = (obj: Record<string, unknown>): CrdSpec => Either.getOrElse(crdSpecOf(obj), () => ({}))
 
-/** apiextensions validation, the rules that decide whether a resource can be served. */
-export const validateCRDSpec = (obj: Record<string, unknown>): Array<FieldError> => {
+/**
+ * apiextensions validation: what decides whether a resource can be served, then the versions'
+ * schemas (structural, required in v1) and subresources.
+ */
+export const validateCRDSpec = (obj: Record<string, unknown>): Array<FieldError> => [
+  ...validateServable(obj),
+  ...validateVersions(specOf(obj)),
+  ...(specOf(obj).preserveUnknownFields === true
+    ? [
+        F.invalid(
+          "spec.preserveUnknownFields",
+          true,
+          "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
+        )
+      ]
+    : [])
+]
+
+/**
+ * The rules that decide whether a stored CRD's resource can be served (group, names, scope, one
+ * storage version). A CRD stored before schemas were checked here is still served (its objects
+ * then unpruned and unchecked), so an upgrade never hides stored objects.
+ */
+export const validateServable = (obj: Record<string, unknown>): Array<FieldError> => {
   const errs: Array<FieldError> = []
   const spec = specOf(obj)
   const names = spec.names ?? {}
@@ -64,15 +86,6 @@ export const validateCRDSpec = (obj: Record<string, unknown>): Array<FieldError>
       }
     })
   }
-  errs.push(...validateVersions(spec))
-  if (spec.preserveUnknownFields === true)
-    errs.push(
-      F.invalid(
-        "spec.preserveUnknownFields",
-        true,
-        "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
-      )
-    )
   return errs
 }
 
