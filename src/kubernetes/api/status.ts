@@ -260,6 +260,7 @@ export const isTooLargeResourceVersion = (e: StatusError): boolean =>
 export interface FieldError {
   readonly type:
     | "FieldValueInvalid"
+    | "FieldValueTypeInvalid"
     | "FieldValueRequired"
     | "FieldValueNotSupported"
     | "FieldValueForbidden"

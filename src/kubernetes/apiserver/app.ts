@@ -14,6 +14,7 @@ import { deleteCollection, deleteOne } from "./handlers/delete.js"
 import { get } from "./handlers/get.js"
 import { list } from "./handlers/list.js"
 import { patch } from "./handlers/patch.js"
+import { getScale, patchScale, updateScale } from "./handlers/scale.js"
 import { makeScope, type RequestScope } from "./handlers/scope.js"
 import { update } from "./handlers/update.js"
 import { watch } from "./handlers/watch.js"
@@ -113,6 +114,11 @@ const scopeLabel = (r: ResourceRequest, namespaced: boolean): string =>
 
 const dispatch = (s: RequestScope, r: ResourceRequest, longrunning: () => Cell) =>
   Effect.gen(function* () {
+    if (r.subresource === "scale" && s.info.scale !== undefined) {
+      if (r.verb === "get") return yield* getScale(s, r.name!)
+      if (r.verb === "update") return yield* updateScale(s, r.name!)
+      return yield* patchScale(s, r.name!)
+    }
     switch (r.verb) {
       case "get":
         return yield* get(s, r.name!)

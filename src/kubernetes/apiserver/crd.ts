@@ -16,9 +16,18 @@ import { isDNS1123Subdomain } from "../api/validation.js"
 import type { StorageShape } from "../storage/interfaces.js"
 import { type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import type { ResourceRegistry } from "./registry.js"
-import { acceptedNames, specOf, validateCRDSpec } from "./kinds/crd.js"
-import { customResourceStrategy } from "./kinds/custom.js"
-import { customResourceDefinitions, type PrinterColumn, type ResourceInfo, resourcePrefixOf } from "./resources.js"
+import { acceptedNames, validateServable } from "./kinds/crd.js"
+import { type CustomVersion, customResourceStatusStrategy, customResourceStrategy } from "./kinds/custom.js"
+import {
+  customResourceDefinitions,
+  type PrinterColumn,
+  type ResourceInfo,
+  resourcePrefixOf,
+  type VersionStrategies
+} from "./resources.js"
+import { applyDefaults, hasDefaults } from "./schema/defaulting.js"
+import { pruneResource } from "./schema/pruning.js"
+import { type CrdSpec, crdSpecOf, type CrdVersion, versionSchema } from "./schema/json-schema.js"
 
 const AGE_DATE: PrinterColumn = {
   name: "Age",
@@ -34,25 +43,78 @@ const crAttrs =
     return { labels: obj.metadata.labels ?? {}, fields: { "metadata.name": obj.metadata.name ?? "" } }
   }
 
+const customVersion = (spec: CrdSpec, v: CrdVersion, kind: string): CustomVersion => ({
+  group: spec.group ?? "",
+  version: v.name,
+  kind,
+  namespaced: spec.scope === "Namespaced",
+  schema: versionSchema(v),
+  preserveUnknownFields: spec.preserveUnknownFields === true,
+  statusSubresource: v.subresources?.status !== undefined,
+  scale: v.subresources?.scale ?? undefined
+})
+
+const strategiesOf = (cv: CustomVersion): VersionStrategies => ({
+  strategy: customResourceStrategy(cv),
+  subresources: {
+    ...(cv.statusSubresource ? { status: customResourceStatusStrategy(cv) } : {}),
+    ...(cv.scale !== undefined ? { scale: customResourceStrategy(cv) } : {})
+  }
+})
+
+/** The converter's coercion into the storage version: pruned by its schema (None conversion keeps the rest). */
+const toStorage = (v: CustomVersion) =>
+  v.schema === undefined || v.preserveUnknownFields
+    ? undefined
+    : (obj: Record<string, unknown>) => void pruneResource(obj, v.schema!)
+
+/**
+ * An object read from storage as a version serves it (the storage codec's schemaCoercingConverter
+ * and unstructuredDefaulter): pruned by that version's schema when it is not the storage version,
+ * and defaulted when the schema has defaults. Objects written in the storage version were pruned
+ * on write, so reads in it skip the walk.
+ */
+const readAs = (storage: string, versions: ReadonlyArray<CustomVersion>) => {
+  const work = new Map(
+    versions
+      .filter(
+        (v) => v.schema !== undefined && ((v.version !== storage && !v.preserveUnknownFields) || hasDefaults(v.schema))
+      )
+      .map((v) => [v.version, v])
+  )
+  if (work.size === 0) return undefined
+  return (obj: KubeObject, version: string): KubeObject => {
+    const v = work.get(version)
+    if (v === undefined) return obj
+    const copy = structuredClone(obj) as Record<string, unknown>
+    if (v.version !== storage && !v.preserveUnknownFields) pruneResource(copy, v.schema!)
+    applyDefaults(copy, v.schema)
+    return copy as KubeObject
+  }
+}
+
 /** The ResourceInfo a stored CRD serves (undefined if it cannot be served). */
 export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => {
   const obj = crd as Record<string, unknown>
-  if (validateCRDSpec(obj).length > 0) return undefined
-  const spec = specOf(obj)
+  if (validateServable(obj).length > 0) return undefined
+  const decoded = crdSpecOf(obj)
+  if (Either.isLeft(decoded)) return undefined
+  const spec = decoded.right
   const names = acceptedNames(spec.names ?? {})
-  const versions = (spec.versions ?? []).filter((v) => v.served !== false)
-  const storage = (spec.versions ?? []).find((v) => v.storage === true)!
-  if (versions.length === 0) return undefined
+  const all = spec.versions ?? []
+  const storage = all.find((v) => v.storage)!
+  const served = [storage, ...all.filter((v) => v !== storage)].filter((v) => v.served)
+  if (served.length === 0) return undefined
   const namespaced = spec.scope === "Namespaced"
-  const served = [storage, ...versions.filter((v) => v !== storage && v.served !== false)].filter(
-    (v) => v.served !== false
-  )
-  const columns = storage.additionalPrinterColumns ?? versions[0]!.additionalPrinterColumns
+  const kind = names.kind!
+  const byVersion = served.map((v) => customVersion(spec, v, kind))
+  const storageStrategies = strategiesOf(customVersion(spec, storage, kind))
+  const columns = storage.additionalPrinterColumns ?? served[0]!.additionalPrinterColumns
   return {
     group: spec.group!,
-    versions: served.map((v) => v.name!),
-    storageVersion: storage.name!,
-    kind: names.kind!,
+    versions: served.map((v) => v.name),
+    storageVersion: storage.name,
+    kind,
     listKind: names.listKind,
     plural: names.plural!,
     singular: names.singular,
@@ -76,8 +138,16 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
             priority: c.priority,
             jsonPath: c.jsonPath
           })),
-    strategy: customResourceStrategy(namespaced),
-    subresources: {},
+    strategy: storageStrategies.strategy,
+    subresources: {
+      ...storageStrategies.subresources,
+      ...Object.assign({}, ...byVersion.map((v) => strategiesOf(v).subresources))
+    },
+    versionStrategies: Object.fromEntries(byVersion.map((v) => [v.version, strategiesOf(v)])),
+    readAs: readAs(storage.name, byVersion),
+    toStorage: toStorage(customVersion(spec, storage, kind)),
+    scale: storage.subresources?.scale ?? undefined,
+    openAPISchemas: Object.fromEntries(byVersion.map((v) => [v.version, v.schema])),
     custom: true
   }
 }

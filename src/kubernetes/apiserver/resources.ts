@@ -14,6 +14,7 @@ import { crdStrategy } from "./kinds/crd.js"
 import { namespaceFinalizeStrategy, namespaceStatusStrategy, namespaceStrategy } from "./kinds/namespace.js"
 import { secretStrategy } from "./kinds/secret.js"
 import type { KindStrategy } from "./kinds/strategy.js"
+import type { JSONSchemaProps } from "./schema/json-schema.js"
 
 /** A CRD's additionalPrinterColumns entry (and the built-in printers' extra columns). */
 export interface PrinterColumn {
@@ -60,6 +61,30 @@ export interface ResourceInfo {
   readonly subresources: Readonly<Record<string, KindStrategy>>
   /** a CRD-served resource */
   readonly custom: boolean
+  /**
+   * A CRD's versions, each with its own schema: the main resource's and the subresources'
+   * strategies of a request to that version (the resource's own are the storage version's)
+   */
+  readonly versionStrategies?: Readonly<Record<string, VersionStrategies>> | undefined
+  /** an object written in another version, converted to the storage version (a CRD's pruning by its schema) */
+  readonly toStorage?: ((obj: Record<string, unknown>) => void) | undefined
+  /** an object read from storage as a version serves it (a CRD's pruning and defaults), a copy */
+  readonly readAs?: ((obj: KubeObject, version: string) => KubeObject) | undefined
+  /** a CRD's openAPIV3Schema of each version (/openapi/v3 publishes them for kubectl explain) */
+  readonly openAPISchemas?: Readonly<Record<string, JSONSchemaProps | undefined>> | undefined
+  /** the scale subresource's paths (a CRD's spec.versions[].subresources.scale) */
+  readonly scale?: ScalePaths | undefined
+}
+
+export interface VersionStrategies {
+  readonly strategy: KindStrategy
+  readonly subresources: Readonly<Record<string, KindStrategy>>
+}
+
+export interface ScalePaths {
+  readonly specReplicasPath: string
+  readonly statusReplicasPath: string
+  readonly labelSelectorPath?: string | undefined
 }
 
 export const groupResourceOf = (r: ResourceInfo): GroupResource => ({ group: r.group, resource: r.plural })

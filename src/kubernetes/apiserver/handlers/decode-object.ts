@@ -23,6 +23,7 @@ export const decodeRequestObject = (
       kind: s.info.kind,
       version: s.version,
       schema: ctx.strategy.schema,
+      coerce: ctx.strategy.coerce,
       fieldValidation: options.fieldValidation,
       warnings: s.warnings
     })

@@ -19,11 +19,16 @@ import * as Response from "@effect/platform/HttpServerResponse"
 export const body = (s: RequestScope, jsonText: string, status = 200): HttpServerResponse.HttpServerResponse =>
   s.output.yaml ? Response.text(jsonToYaml(jsonText), { status, contentType: YAML_TYPE }) : json(jsonText, status)
 
+/** An object read from storage as the request's version has it (a CRD's pruning and defaults applied). */
+const served = (s: RequestScope, obj: KubeObject): KubeObject =>
+  s.info.readAs === undefined ? obj : s.info.readAs(obj, s.version)
+
 export const objectResponse = (
   s: RequestScope,
-  obj: KubeObject,
+  stored: KubeObject,
   status = 200
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, NotAcceptable> => {
+  const obj = served(s, stored)
   const o = asVersion(obj, s.apiVersion)
   if (s.output.as === "Table") {
     const t = tableOf(
@@ -45,8 +50,9 @@ export const statusObjectResponse = (s: RequestScope, status: object): HttpServe
 
 export const listResponse = (
   s: RequestScope,
-  list: KubeList
+  stored: KubeList
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, NotAcceptable> => {
+  const list = s.info.readAs === undefined ? stored : { ...stored, items: stored.items.map((i) => served(s, i)) }
   if (s.output.as === "Table") {
     const t = tableOf(
       s.info,

@@ -167,11 +167,8 @@ const decodePatched = (
         `json: cannot unmarshal ${Array.isArray(patched) ? "array" : "string"} into Go value of type map[string]interface {}`
       )
     const doc = parseGoJson(Buffer.from(json)) as Exclude<ReturnType<typeof parseGoJson>, GoJsonSyntaxError>
-    const typed = typeCheck(writeContext(s, false).strategy.schema, {
-      value: doc.value,
-      strict: [],
-      offsets: doc.offsets
-    })
+    const strategy = writeContext(s, false).strategy
+    const typed = typeCheck(strategy.schema, { value: doc.value, strict: [], offsets: doc.offsets }, strategy.coerce)
     if (Either.isLeft(typed)) return invalid(typed.left)
     const strict = [...p.strict, ...typed.right.strict]
     if (strict.length > 0 && fieldValidation === "Strict") return invalid(strictText(strict))

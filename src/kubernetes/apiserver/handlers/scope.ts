@@ -57,14 +57,23 @@ export const objectKey = (s: RequestScope, name: string): string => keyOf(s.info
 /** The storage key of the request's collection (one namespace, or all). */
 export const listKey = (s: RequestScope): string => keyOf(s.info, s.namespace)
 
+/** The strategy of the request: its version's (a CRD's), its subresource's. */
+const strategyOf = (s: RequestScope) => {
+  const v = s.info.versionStrategies?.[s.version]
+  const subresources = v?.subresources ?? s.info.subresources
+  const main = v?.strategy ?? s.info.strategy
+  return (s.subresource === undefined ? undefined : subresources[s.subresource]) ?? main
+}
+
 /** The write pipeline's view of the request (the subresource's strategy when there is one). */
 export const writeContext = (s: RequestScope, dryRun: boolean): WriteContext => ({
   info: s.info,
-  strategy: (s.subresource === undefined ? undefined : s.info.subresources[s.subresource]) ?? s.info.strategy,
+  strategy: strategyOf(s),
   storage: s.served.storage,
   registry: s.registry,
   lifecycle: s.lifecycle,
   namespace: s.namespace,
   dryRun,
-  warnings: s.warnings
+  warnings: s.warnings,
+  apiVersion: s.apiVersion
 })

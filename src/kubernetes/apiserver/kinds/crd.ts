@@ -7,47 +7,42 @@
 import * as F from "../../api/field.js"
 import type { FieldError } from "../../api/status.js"
 import { isDNS1123Label, isDNS1123Subdomain } from "../../api/validation.js"
+import { Either } from "effect"
+import { type CrdSpec, crdSpecOf, versionSchema } from "../schema/json-schema.js"
+import { validateVersionSchema } from "../schema/structural.js"
 import { CustomResourceDefinition } from "./crd-type.js"
 import { type MetaRules, validateObjectMeta, validateObjectMetaUpdate } from "./object-meta.js"
 import type { KindStrategy, Obj } from "./strategy.js"
 
-export interface CrdNames {
-  readonly plural?: string
-  readonly singular?: string
-  readonly kind?: string
-  readonly listKind?: string
-  readonly shortNames?: ReadonlyArray<string>
-  readonly categories?: ReadonlyArray<string>
-}
+type CrdNames = NonNullable<CrdSpec["names"]>
 
-export interface CrdVersion {
-  readonly name?: string
-  readonly served?: boolean
-  readonly storage?: boolean
-  readonly additionalPrinterColumns?: ReadonlyArray<{
-    readonly name: string
-    readonly type: string
-    readonly format?: string
-    readonly description?: string
-    readonly priority?: number
-    readonly jsonPath?: string
-  }>
-}
+/** The decoded spec (a CRD written here always decodes: its Go type was checked on write). */
+export const specOf = (obj: Record<string, unknown>): CrdSpec => Either.getOrElse(crdSpecOf(obj), () => ({}))
 
-export interface CrdSpec {
-  readonly group?: string
-  readonly names?: CrdNames
-  readonly scope?: string
-  readonly versions?: ReadonlyArray<CrdVersion>
-}
+/**
+ * apiextensions validation: what decides whether a resource can be served, then the versions'
+ * schemas (structural, required in v1) and subresources.
+ */
+export const validateCRDSpec = (obj: Record<string, unknown>): Array<FieldError> => [
+  ...validateServable(obj),
+  ...validateVersions(specOf(obj)),
+  ...(specOf(obj).preserveUnknownFields === true
+    ? [
+        F.invalid(
+          "spec.preserveUnknownFields",
+          true,
+          "cannot set to true, set x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead"
+        )
+      ]
+    : [])
+]
 
-export const specOf = (obj: Record<string, unknown>): CrdSpec => {
-  const s = obj["spec"]
-  return typeof s === "object" && s !== null && !Array.isArray(s) ? (s as CrdSpec) : {}
-}
-
-/** apiextensions validation, the rules that decide whether a resource can be served. */
-export const validateCRDSpec = (obj: Record<string, unknown>): Array<FieldError> => {
+/**
+ * The rules that decide whether a stored CRD's resource can be served (group, names, scope, one
+ * storage version). A CRD stored before schemas were checked here is still served (its objects
+ * then unpruned and unchecked), so an upgrade never hides stored objects.
+ */
+export const validateServable = (obj: Record<string, unknown>): Array<FieldError> => {
   const errs: Array<FieldError> = []
   const spec = specOf(obj)
   const names = spec.names ?? {}
@@ -91,6 +86,45 @@ export const validateCRDSpec = (obj: Record<string, unknown>): Array<FieldError>
       }
     })
   }
+  return errs
+}
+
+/** validateSimpleJSONPath and the scale paths' prefixes */
+const scalePath = (path: string, value: string | undefined, under: ReadonlyArray<string>, what: string) => {
+  if (value === undefined || value === "") return [F.required(path)]
+  if (value[0] !== ".") return [F.invalid(path, value, "must be a simple json path starting with .")]
+  if (!under.some((u) => value.startsWith(`.${u}.`)))
+    return [F.invalid(path, value, `should be a json path under ${what}`)]
+  return []
+}
+
+/** Each version: a schema (required for v1), structural; the scale subresource's paths. */
+const validateVersions = (spec: CrdSpec): Array<FieldError> => {
+  const errs: Array<FieldError> = []
+  const versions = spec.versions ?? []
+  versions.forEach((v, i) => {
+    if (versionSchema(v) === undefined) errs.push(F.required(`spec.versions[${i}].schema.openAPIV3Schema`))
+  })
+  versions.forEach((v, i) => {
+    const base = `spec.versions[${i}]`
+    const schema = versionSchema(v)
+    if (schema !== undefined) errs.push(...validateVersionSchema(`${base}.schema.openAPIV3Schema`, schema))
+    const scale = v.subresources?.scale
+    if (scale !== undefined) {
+      const sub = `${base}.subresources.scale`
+      errs.push(...scalePath(`${sub}.specReplicasPath`, scale.specReplicasPath, ["spec"], ".spec"))
+      errs.push(...scalePath(`${sub}.statusReplicasPath`, scale.statusReplicasPath, ["status"], ".status"))
+      if (scale.labelSelectorPath !== undefined && scale.labelSelectorPath !== "")
+        errs.push(
+          ...scalePath(
+            `${sub}.labelSelectorPath`,
+            scale.labelSelectorPath,
+            ["spec", "status"],
+            "either .spec or .status"
+          )
+        )
+    }
+  })
   return errs
 }
 

@@ -15,12 +15,19 @@ export type Obj = Record<string, unknown> & { metadata: MutableMeta }
 export interface KindStrategy {
   /** the kind's Go type: bodies are decoded with it (unknown fields are the strict decoder's) */
   readonly schema: GoSchema
+  /**
+   * The decoder's schema coercion after the Go type (a custom resource's pruning): mutates the
+   * object, returns the pruned paths, which the strict decoder reports as unknown fields
+   */
+  readonly coerce?: ((obj: Obj) => ReadonlyArray<string>) | undefined
   /** SetDefaults_<Kind> and the conversion's side effects (a Secret's stringData) */
   readonly defaults?: ((obj: Obj) => void) | undefined
   /** PrepareForCreate: fields a create may not set (a namespace's status) */
   readonly prepareForCreate?: ((obj: Obj) => void) | undefined
   /** PrepareForUpdate: fields an update of the main resource may not change */
   readonly prepareForUpdate?: ((obj: Obj, old: KubeObject) => void) | undefined
+  /** whether an update changes the generation (default: anything but metadata and status differs) */
+  readonly generationChanged?: ((obj: Obj, old: KubeObject) => boolean) | undefined
   /** Validate (create), metadata included */
   readonly validate: (obj: Obj) => ReadonlyArray<FieldError>
   /** ValidateUpdate, metadata included */

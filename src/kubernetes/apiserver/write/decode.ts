@@ -132,7 +132,11 @@ export interface Typed {
  * The document against the kind's Go type: the first type error in document order (Go's decoder
  * keeps the first), or the typed object with every strict violation in document order.
  */
-export const typeCheck = (schema: GoSchema, doc: DecodedDocument): Either.Either<Typed, string> => {
+export const typeCheck = (
+  schema: GoSchema,
+  doc: DecodedDocument,
+  coerce?: (obj: Obj) => ReadonlyArray<string>
+): Either.Either<Typed, string> => {
   const r = decodeGo(schema, doc.value)
   const at = (p: JsonPath) => doc.offsets.get(renderPath(p)) ?? Number.MAX_SAFE_INTEGER
   if (Either.isLeft(r)) {
@@ -148,7 +152,12 @@ export const typeCheck = (schema: GoSchema, doc: DecodedDocument): Either.Either
   const object = r.right.value as Obj
   // Go's zero ObjectMeta when the body has none
   if (object.metadata === undefined) object.metadata = {}
-  return Either.right({ object, strict })
+  // a custom resource's pruned fields come after the decoder's own findings (schemaCoercingDecoder)
+  const pruned = coerce?.(object) ?? []
+  return Either.right({
+    object,
+    strict: [...strict, ...pruned.map((p) => `unknown field ${JSON.stringify(p)}`)]
+  })
 }
 
 /** strict decoding error: a, b */
@@ -169,6 +178,8 @@ export interface BodyContext {
   readonly kind: string
   readonly version: string
   readonly schema: GoSchema
+  /** the strategy's schema coercion (a custom resource's pruning) */
+  readonly coerce?: ((obj: Obj) => ReadonlyArray<string>) | undefined
   readonly fieldValidation: FieldValidation
   readonly warnings: Warnings
 }
@@ -232,7 +243,7 @@ export const decodeBody = (decoder: BodyDecoder, bytes: Uint8Array, c: BodyConte
           message: `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${c.kind}: ${err}`
         })
       )
-    const typed = typeCheck(c.schema, { ...doc.right, value: doc.right.value ?? {} })
+    const typed = typeCheck(c.schema, { ...doc.right, value: doc.right.value ?? {} }, c.coerce)
     if (Either.isLeft(typed)) return cannot(typed.left)
     const strict = typed.right.strict
     if (strict.length > 0 && c.fieldValidation === "Strict") return cannot(strictText(strict))

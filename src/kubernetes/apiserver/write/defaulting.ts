@@ -77,7 +77,9 @@ export const prepareUpdate = (ctx: WriteContext, obj: Obj, current: KubeObject):
   ctx.strategy.prepareForUpdate?.(obj, current)
   if (ctx.info.generation) {
     const g = cur.generation ?? 1
-    m.generation = specJson(obj) === specJson(current as Record<string, unknown>) ? g : g + 1
+    const changed =
+      ctx.strategy.generationChanged?.(obj, current) ?? specJson(obj) !== specJson(current as Record<string, unknown>)
+    m.generation = changed ? g + 1 : g
   } else {
     delete m.generation
   }

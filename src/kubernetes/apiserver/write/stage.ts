@@ -27,6 +27,11 @@ export interface WriteContext {
   readonly namespace: string | undefined
   readonly dryRun: boolean
   readonly warnings: Warnings
+  /**
+   * the request's group/version: a CRD's objects are seen in it (None conversion: the apiVersion
+   * rewritten) and stored in the storage version
+   */
+  readonly apiVersion?: string | undefined
 }
 
 /** One step over the object being written; `old` is the stored object on update and delete. */

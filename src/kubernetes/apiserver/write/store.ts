@@ -13,7 +13,7 @@ import type { Preconditions, ValidateDeletion } from "../../storage/interfaces.j
 import type { SelectionPredicate } from "../../storage/selection-predicate.js"
 import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from "../kinds/object-meta.js"
 import type { Obj } from "../kinds/strategy.js"
-import { groupResourceOf, keyOf } from "../resources.js"
+import { apiVersionOf, groupResourceOf, keyOf } from "../resources.js"
 import { prepareCreate, prepareUpdate, timestamp } from "./defaulting.js"
 import type { DeleteOptions } from "./options.js"
 import { persist } from "./persist.js"
@@ -36,6 +36,26 @@ export const defaulted = (ctx: WriteContext, op: Operation, obj: Obj): Effect.Ef
 
 const isDeleting = (o: KubeObject) => (o.metadata.deletionTimestamp ?? "") !== ""
 
+/**
+ * A CRD's None conversion: the stored object as the request's version sees it (apiVersion
+ * rewritten; pruned and defaulted by that version's schema, as the storage codec reads it).
+ */
+const inRequestVersion = (ctx: WriteContext, obj: KubeObject): KubeObject => {
+  if (!ctx.info.custom || ctx.apiVersion === undefined) return obj
+  const version = ctx.apiVersion.slice(ctx.apiVersion.indexOf("/") + 1)
+  const read = ctx.info.readAs?.(obj, version) ?? obj
+  return read.apiVersion === ctx.apiVersion ? read : { ...read, apiVersion: ctx.apiVersion }
+}
+
+/** …and as it is stored: in the storage version. */
+const inStorageVersion = (ctx: WriteContext, obj: Obj): Obj => {
+  if (!ctx.info.custom) return obj
+  const storage = apiVersionOf(ctx.info.group, ctx.info.storageVersion)
+  if (obj["apiVersion"] !== storage) ctx.info.toStorage?.(obj)
+  obj["apiVersion"] = storage
+  return obj
+}
+
 /** Store.Create: admission, BeforeCreate, validation, then persist. */
 export const create = (ctx: WriteContext, obj: Obj): Effect.Effect<KubeObject, StatusError> =>
   Effect.gen(function* () {
@@ -45,7 +65,7 @@ export const create = (ctx: WriteContext, obj: Obj): Effect.Effect<KubeObject, S
     yield* run(p.validation, ctx, "CREATE", prepared, undefined)
     const key = keyOf(ctx.info, ctx.namespace, prepared.metadata.name!)
     return yield* persist(ctx)
-      .create(key, prepared)
+      .create(key, inStorageVersion(ctx, prepared))
       .pipe(
         Effect.catchTag("AlreadyExists", (e) =>
           // an object still being deleted says so
@@ -85,9 +105,10 @@ export const update = (
     let toDelete: Obj | undefined
     const out = yield* persist(ctx).update(key, {
       preconditions,
-      tryUpdate: (current) =>
+      tryUpdate: (stored) =>
         Effect.gen(function* () {
           toDelete = undefined
+          const current = inRequestVersion(ctx, stored)
           const obj = yield* updated(current)
           const rv = obj.metadata.resourceVersion ?? ""
           if (rv === "") obj.metadata.resourceVersion = current.metadata.resourceVersion
@@ -98,9 +119,9 @@ export const update = (
           yield* run(p.validation, ctx, "UPDATE", prepared, current)
           if (shouldDeleteDuringUpdate(ctx, prepared, current)) {
             toDelete = prepared
-            return { object: current }
+            return { object: stored }
           }
-          return { object: prepared }
+          return { object: inStorageVersion(ctx, prepared) }
         })
     })
     if (toDelete === undefined) return out
