@@ -36,11 +36,11 @@ export const serveFlags = {
   // checked as etcd checks them (../serve.ts), and nothing listens on the peer URLs
   "listen-peer-urls": string({
     default: DEFAULT_ADVERTISE_PEER_URL,
-    description: "Accepted as etcd's; one member has no peers (nothing listens)."
+    description: "Accepted as etcd's; nothing listens (no peers)."
   }),
   "initial-cluster": string({
-    shownDefault: "<name>=<initial-advertise-peer-urls>",
-    description: "This member only (name=URL); several members need etcd."
+    shownDefault: "<name>=<peer URLs>",
+    description: "This member only (name=URL); a cluster needs etcd."
   }),
   "initial-cluster-state": choice({
     choices: ["new", "existing"],
@@ -49,7 +49,7 @@ export const serveFlags = {
   }),
   "initial-cluster-token": string({
     default: "etcd-cluster",
-    description: "Accepted as etcd's (ids here are random, kept in the data dir)."
+    description: "Accepted as etcd's (ids here are random)."
   }),
   "max-request-bytes": uint({
     default: DEFAULT_MAX_REQUEST_BYTES,
