@@ -26,7 +26,7 @@ import { ResourceRegistry } from "./registry.js"
 import { runCompactor } from "../storage/etcd3/compactor.js"
 import { runNamespaceController } from "./controllers/namespace-controller.js"
 import { ensureSystemNamespaces, runSystemNamespacesController } from "./controllers/system-namespaces.js"
-import { configmaps, namespaces, secrets } from "./resources.js"
+import { configmaps, eventResources, leases, namespaces, secrets } from "./resources.js"
 import { NamespaceLifecycle } from "./write/admission.js"
 import { makeResourceStorage } from "./storage-factory.js"
 
@@ -116,7 +116,9 @@ export const serve = (
       )
     )
     yield* Effect.addFinalizer(() => registry.close())
-    for (const info of [namespaces, configmaps, secrets, crdResource]) yield* registry.put(info)
+    const eventTTLSeconds = Math.trunc(Duration.toSeconds(config.eventTTL))
+    const served = [namespaces, configmaps, secrets, leases, ...eventResources(eventTTLSeconds), crdResource]
+    for (const info of served) yield* registry.put(info)
 
     // the system namespaces (created now, then kept by their controller), the namespace controller
     const lifecycle = new NamespaceLifecycle()

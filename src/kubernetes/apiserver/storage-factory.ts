@@ -11,6 +11,7 @@ import type { StorageService } from "../storage/interfaces.js"
 import { Etcd3Store } from "../storage/etcd3/store.js"
 import type { ValueTransformer } from "../storage/value/transformer.js"
 import type { GroupResource } from "../api/status.js"
+import { convertingStorage } from "./converting-storage.js"
 import { apiVersionOf, groupResourceOf, type ResourceInfo, resourcePrefixOf } from "./resources.js"
 
 export interface StorageFactoryConfig {
@@ -33,7 +34,7 @@ export const makeResourceStorage = (
     const gr = groupResourceOf(info)
     const resourcePrefix = resourcePrefixOf(info)
     const typeMeta = { apiVersion: apiVersionOf(info.group, info.storageVersion), kind: info.kind }
-    const store = Etcd3Store.makeWith(config.client, {
+    const etcd = Etcd3Store.makeWith(config.client, {
       pathPrefix: config.etcdPrefix,
       resourcePrefix,
       groupResource: gr,
@@ -41,6 +42,8 @@ export const makeResourceStorage = (
       getAttrs: info.getAttrs,
       typeMeta
     })
+    // a resource stored as another version's objects (events.k8s.io/v1 Events) converts below the cache
+    const store = info.storageCodec === undefined ? etcd : convertingStorage(etcd, info.storageCodec)
     if (!config.watchCache || config.defaultWatchCacheSize === 0) return store
     return yield* Cacher.make(store, {
       resourcePrefix: `${resourcePrefix}/`,

@@ -100,7 +100,8 @@ export const update = (
             toDelete = prepared
             return { object: current }
           }
-          return { object: prepared }
+          // the Store's TTLFunc: a resource with a TTL (events) renews it on every update
+          return { object: prepared, ttl: ctx.info.ttlSeconds }
         })
     })
     if (toDelete === undefined) return out
