@@ -73,6 +73,8 @@ export interface ResourceInfo {
   readonly storagePrefix?: string | undefined
   /** how served objects are stored, when the stored shape is another version's (events.k8s.io/v1) */
   readonly storageCodec?: StorageCodec | undefined
+  /** another group serves the same stored objects (Events): watch events are not shared across groups */
+  readonly sharedStorage?: boolean | undefined
   /** the Store's TTLFunc: every create and update is written with an etcd lease of this many seconds */
   readonly ttlSeconds?: number | undefined
 }
@@ -285,6 +287,7 @@ export const eventResources = (ttlSeconds = DEFAULT_EVENT_TTL_SECONDS): Readonly
     fieldLabelError: fieldLabelNotSupported,
     nameColumn: false,
     storagePrefix: "/events",
+    sharedStorage: true,
     ttlSeconds
   }
   return [

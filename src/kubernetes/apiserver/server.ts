@@ -16,6 +16,7 @@ import { type EtcdClientService, make as makeClient } from "../../client/client.
 import { supervised } from "../../mvcc/fatal.js"
 import { serve as serveEtcd } from "../../server/server.js"
 import { normalizePathPrefix } from "../storage/etcd3/store.js"
+import type { StorageService } from "../storage/interfaces.js"
 import { encryptCheck } from "../storage/value/identity.js"
 import { loadEncryptionConfig } from "../storage/value/encryption-config.js"
 import { makeApp } from "./app.js"
@@ -103,6 +104,7 @@ export const serve = (
     )
 
     const etcdPrefix = normalizePathPrefix(config.etcdPrefix)
+    const etcdStores = new Map<string, StorageService>()
     const registry = new ResourceRegistry((info) =>
       makeResourceStorage(
         {
@@ -110,7 +112,8 @@ export const serve = (
           etcdPrefix,
           watchCache: config.watchCache,
           defaultWatchCacheSize: config.defaultWatchCacheSize,
-          transformerFor: transformers.transformerFor
+          transformerFor: transformers.transformerFor,
+          etcdStores
         },
         info
       )
