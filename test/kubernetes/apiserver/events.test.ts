@@ -206,6 +206,19 @@ describe("Events", () => {
     expect((await request(url(), "GET", `${v1(ns)}/a`)).status).toBe(200)
   })
 
+  it("deletion adds no garbage-collection finalizer (the event strategy's policy is Unsupported)", async () => {
+    const ns = await newNamespace(url(), "ev")
+    await request(url(), "POST", core(ns), legacyEvent(ns, "a"))
+    const d = await request(url(), "DELETE", `${core(ns)}/a`, { propagationPolicy: "Orphan" })
+    expect(d.status).toBe(200)
+    expect(d.body).toMatchObject({ kind: "Status", status: "Success" })
+    expect((await request(url(), "GET", `${core(ns)}/a`)).status).toBe(404)
+    // a ConfigMap deleted the same way keeps its orphan finalizer (the contrast)
+    await request(url(), "POST", `/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: "cm" } })
+    const cm = await request(url(), "DELETE", `/api/v1/namespaces/${ns}/configmaps/cm`, { propagationPolicy: "Orphan" })
+    expect(cm.body.metadata.finalizers).toEqual(["orphan"])
+  })
+
   it("each group's watch sees the other group's writes in its own shape", async () => {
     const ns = await newNamespace(url(), "ev")
     const wc = watch(url(), `${core(ns)}?watch=1`)

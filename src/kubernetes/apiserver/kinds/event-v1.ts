@@ -80,6 +80,7 @@ export const eventV1Strategy: KindStrategy = {
   schema: EventV1,
   core: true,
   returnDeletedObject: false,
+  garbageCollectionUnsupported: true,
   validate: (obj) => validateEventCreate(eventV1ToCore(obj) as CoreEventObject, EVENTS_V1),
   validateUpdate: (obj, old) =>
     validateEventUpdate(eventV1ToCore(obj) as CoreEventObject, eventV1ToCore(old) as CoreEventObject, EVENTS_V1)

@@ -207,6 +207,7 @@ export const coreEventStrategy: KindStrategy = {
   schema: CoreEvent,
   core: true,
   returnDeletedObject: false,
+  garbageCollectionUnsupported: true,
   validate: (obj: Obj) => validateEventCreate(obj as CoreEventObject, "core/v1"),
   validateUpdate: (obj: Obj, old: KubeObject) =>
     validateEventUpdate(obj as CoreEventObject, old as CoreEventObject, "core/v1")

@@ -198,7 +198,12 @@ export const deleteObject = (
     const validateDeletion = deletionValidator(ctx)
     const store = persist(ctx)
     const pendingFinalizers = (obj.metadata.finalizers ?? []).length > 0
-    if (pendingFinalizers || gcFinalizers(obj, o).changed) {
+    // a strategy without garbage collection (events) gets no orphan/foregroundDeletion finalizer
+    const gc = (existing: KubeObject) =>
+      ctx.strategy.garbageCollectionUnsupported === true
+        ? { changed: false, finalizers: [...(existing.metadata.finalizers ?? [])] }
+        : gcFinalizers(existing, o)
+    if (pendingFinalizers || gc(obj).changed) {
       let pending = false
       const out = yield* store.update(key, {
         preconditions,
@@ -206,8 +211,8 @@ export const deleteObject = (
           Effect.gen(function* () {
             yield* validateDeletion(existing)
             const next = structuredClone(existing) as Obj
-            const gc = gcFinalizers(next, o)
-            if (gc.changed) next.metadata.finalizers = gc.finalizers
+            const fins = gc(next)
+            if (fins.changed) next.metadata.finalizers = fins.finalizers
             pending = (next.metadata.finalizers ?? []).length > 0
             if (!pending) return { object: existing }
             markAsDeleting(next)
