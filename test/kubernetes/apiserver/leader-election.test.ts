@@ -3,41 +3,12 @@
  * apiserver: two processes of test/go/kubernetes/cmd/leaderelect race for one Lease; the first
  * leads, the second follows; the leader is killed (SIGKILL: no release), and the other takes over
  * once the Lease's leaseDurationSeconds has passed since its last renewTime — the Lease then names
- * it, with leaseTransitions 1. The program is built with Go (cached by its sources' hash); without
- * go the test is skipped, unless REQUIRE_GO=1 (.ci/run), when that is a failure.
+ * it, with leaseTransitions 1. The program is built with Go (go-programs.ts).
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
-import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs"
-import { homedir } from "node:os"
-import * as path from "node:path"
+import { type ChildProcess, spawn } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { goProgram, hasGo } from "./go-programs.js"
 import { newNamespace, onApiServer, request } from "./support.js"
-
-const moduleDir = path.resolve(__dirname, "../../go/kubernetes")
-const hasGo = (() => {
-  try {
-    execFileSync("go", ["version"], { stdio: "ignore" })
-    return true
-  } catch {
-    return false
-  }
-})()
-if (!hasGo && process.env["REQUIRE_GO"] === "1") throw new Error("leader-election: go is not installed (REQUIRE_GO=1)")
-
-/** go build of cmd/leaderelect, cached under ~/.cache/etcd-effect by the hash of its sources */
-const buildProgram = (): string => {
-  const hash = createHash("sha256")
-  for (const f of ["go.mod", "go.sum", "cmd/leaderelect/main.go"]) hash.update(readFileSync(path.join(moduleDir, f)))
-  const dir = path.join(process.env["XDG_CACHE_HOME"] ?? path.join(homedir(), ".cache"), "etcd-effect", "leaderelect")
-  const bin = path.join(dir, `leaderelect-${hash.digest("hex").slice(0, 16)}`)
-  if (existsSync(bin)) return bin
-  mkdirSync(dir, { recursive: true })
-  const tmp = `${bin}.${process.pid}.tmp`
-  execFileSync("go", ["build", "-o", tmp, "./cmd/leaderelect"], { cwd: moduleDir, stdio: "inherit" })
-  renameSync(tmp, bin)
-  return bin
-}
 
 interface Candidate {
   readonly id: string
@@ -52,7 +23,7 @@ let program = ""
 const running: Array<ChildProcess> = []
 
 beforeAll(() => {
-  if (hasGo) program = buildProgram()
+  if (hasGo) program = goProgram("leaderelect")
 }, 600_000)
 
 afterAll(() => {
