@@ -180,6 +180,11 @@ describe("Events", () => {
     )
     // ValidateEventUpdate checks reason twice: the message drops the duplicate, the causes keep it
     expect(u.body.details.causes.map((c: any) => c.field)).toEqual(["reason", "message", "reason"])
+    // a struct prints as json.Marshal of the internal type: Go's field names, in declaration order
+    const r2 = await request(url(), "PATCH", `${v1(ns)}/a`, { regarding: { fieldPath: "spec" } }, merge)
+    expect(r2.body.message).toBe(
+      `Event.events.k8s.io "a" is invalid: involvedObject: Invalid value: {"Kind":"ConfigMap","Namespace":"${ns}","Name":"cm","UID":"","APIVersion":"v1","ResourceVersion":"","FieldPath":"spec"}: field is immutable`
+    )
     // a series may be added
     const s = await request(
       url(),

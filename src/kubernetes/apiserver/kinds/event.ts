@@ -158,36 +158,56 @@ export const validateEventCreate = (e: CoreEventObject, version: EventVersion): 
 }
 
 const json = (v: unknown) => JSON.stringify(v ?? null)
-/** the Go zero value of an unset field, for comparisons and messages */
-const zeroOf: Partial<Record<keyof CoreEventFields, unknown>> = {
-  involvedObject: {},
-  source: {},
-  reason: "",
-  message: "",
-  count: 0,
-  type: "",
-  action: "",
-  reportingComponent: "",
-  reportingInstance: ""
+
+/** the internal struct's fields in declaration order (no JSON tags: Go's json.Marshal uses these names) */
+const INTERNAL_STRUCTS: Readonly<Record<string, ReadonlyArray<[string, string]>>> = {
+  ObjectReference: [
+    ["Kind", "kind"],
+    ["Namespace", "namespace"],
+    ["Name", "name"],
+    ["UID", "uid"],
+    ["APIVersion", "apiVersion"],
+    ["ResourceVersion", "resourceVersion"],
+    ["FieldPath", "fieldPath"]
+  ],
+  EventSource: [
+    ["Component", "component"],
+    ["Host", "host"]
+  ]
 }
 
-/** The immutable fields of an events.k8s.io/v1 update, with the internal type's field names. */
-const IMMUTABLE: ReadonlyArray<[keyof CoreEventFields, string]> = [
-  ["involvedObject", "involvedObject"],
-  ["reason", "reason"],
-  ["message", "message"],
-  ["source", "source"],
-  ["firstTimestamp", "firstTimestamp"],
-  ["lastTimestamp", "lastTimestamp"],
-  ["count", "count"],
-  ["reason", "reason"],
-  ["type", "type"],
-  ["eventTime", "eventTime"],
-  ["action", "action"],
-  ["related", "related"],
-  ["reportingComponent", "reportingController"],
-  ["reportingInstance", "reportingInstance"]
-]
+const internalStruct = (struct: string, v: unknown): string => {
+  const o = (v ?? {}) as Record<string, unknown>
+  const fields = INTERNAL_STRUCTS[struct]!.map(([goName, key]) => `${JSON.stringify(goName)}:${json(o[key] ?? "")}`)
+  return `{${fields.join(",")}}`
+}
+
+/**
+ * The immutable fields of an events.k8s.io/v1 update (internal names; reason is checked twice, as
+ * upstream does), each with the Go value's rendering in field.Error: json.Marshal of the internal
+ * type — a struct with its Go field names, a time as its JSON string or null, a string quoted.
+ */
+const IMMUTABLE: ReadonlyArray<[keyof CoreEventFields, string, (v: unknown) => string]> = (() => {
+  const str = (v: unknown) => F.goValue((v as string | undefined) ?? "")
+  const time = (v: unknown) => json(v === "" ? null : v)
+  const ref = (v: unknown) => internalStruct("ObjectReference", v)
+  return [
+    ["involvedObject", "involvedObject", ref],
+    ["reason", "reason", str],
+    ["message", "message", str],
+    ["source", "source", (v) => internalStruct("EventSource", v)],
+    ["firstTimestamp", "firstTimestamp", time],
+    ["lastTimestamp", "lastTimestamp", time],
+    ["count", "count", (v) => String((v as number | undefined) ?? 0)],
+    ["reason", "reason", str],
+    ["type", "type", str],
+    ["eventTime", "eventTime", time],
+    ["action", "action", str],
+    ["related", "related", (v) => (v === undefined || v === null ? "null" : ref(v))],
+    ["reportingComponent", "reportingController", str],
+    ["reportingInstance", "reportingInstance", str]
+  ]
+})()
 
 /** ValidateEventUpdate of a request through `version`. */
 export const validateEventUpdate = (e: CoreEventObject, old: CoreEventObject, version: EventVersion) => {
@@ -195,9 +215,10 @@ export const validateEventUpdate = (e: CoreEventObject, old: CoreEventObject, ve
   if (version === "events.k8s.io/v1") {
     errs.push(...validateObjectMetaUpdate(e.metadata, old.metadata, strictRules))
     if (json(e.series) !== json(old.series)) errs.push(...validateSeries(e))
-    for (const [f, path] of IMMUTABLE) {
-      const now = e[f] ?? zeroOf[f] ?? null
-      if (json(now) !== json(old[f] ?? zeroOf[f] ?? null)) errs.push(F.invalid(path, now, "field is immutable"))
+    for (const [f, path, render] of IMMUTABLE) {
+      const now = render(e[f])
+      if (now !== render(old[f]))
+        errs.push({ type: "FieldValueInvalid", field: path, message: `Invalid value: ${now}: field is immutable` })
     }
   }
   return errs.length === 0 ? validateObjectMetaUpdate(e.metadata, old.metadata, commonRules) : errs
