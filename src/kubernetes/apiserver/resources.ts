@@ -14,7 +14,7 @@ import { type AttrFunc, defaultAttrs } from "../storage/selection-predicate.js"
 import type { StorageCodec } from "./converting-storage.js"
 import { configMapStrategy } from "./kinds/configmap.js"
 import { crdStrategy } from "./kinds/crd.js"
-import { CORE_EVENT_FIELDS, coreEventAttrs, coreEventStrategy } from "./kinds/event.js"
+import { CORE_EVENT_FIELDS, coreEventAttrs, coreEventStrategy, isValidPathSegmentName } from "./kinds/event.js"
 import { coreToEventV1, EVENT_V1_FIELDS, eventV1Attrs, eventV1Strategy, eventV1ToCore } from "./kinds/event-v1.js"
 import { eventColumns } from "./kinds/event-table.js"
 import { leaseSpecOf, leaseStrategy } from "./kinds/lease.js"
@@ -294,6 +294,8 @@ export const eventResources = (ttlSeconds = DEFAULT_EVENT_TTL_SECONDS): Readonly
     builtin({
       ...common,
       group: "",
+      // core/v1 Events have no name rule of their own: only the path segment's
+      validateName: isValidPathSegmentName,
       getAttrs: coreEventAttrs,
       selectableFields: CORE_EVENT_FIELDS,
       printerColumns: eventColumns((o) => o),
