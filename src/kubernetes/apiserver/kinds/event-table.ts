@@ -4,12 +4,21 @@
  * NAME. The cells read the core/v1 shape; events.k8s.io/v1 objects are converted first.
  */
 import type { KubeObject } from "../../api/object-meta.js"
-import type { PrinterColumn } from "../resources.js"
 import { humanDuration } from "../duration.js"
 import type { CoreEventObject } from "./event.js"
 
 const NAME_DESCRIPTION =
   "Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+
+/** a printer column (resources.ts's PrinterColumn, whose module imports this one) */
+interface PrinterColumn {
+  readonly name: string
+  readonly type: string
+  readonly format?: string
+  readonly description: string
+  readonly priority?: number
+  readonly cell: (obj: KubeObject) => unknown
+}
 
 const since = (now: () => number, t: string | null | undefined): string =>
   t === undefined || t === null || t === "" ? "<unknown>" : humanDuration(now() - Date.parse(t))
