@@ -35,6 +35,7 @@ export const runApiserver = (p: ParsedRun): Effect.Effect<void, unknown> => {
       watchCache: flags["watch-cache"],
       defaultWatchCacheSize: flags["default-watch-cache-size"],
       etcdCompactionInterval: Duration.millis(flags["etcd-compaction-interval"]),
+      eventTTL: Duration.millis(flags["event-ttl"]),
       encryptionProviderConfig: orNone(flags["encryption-provider-config"]),
       bindAddress: flags["bind-address"],
       port: flags.port,

@@ -26,6 +26,7 @@ export const apiserverFlags = {
     default: "5m",
     description: "Interval of the apiserver's compaction requests (0: none)."
   }),
+  "event-ttl": duration({ default: "1h", description: "Amount of time to retain events." }),
   "encryption-provider-config": string({
     description: "Encryption providers for storing secrets in etcd."
   }),
@@ -45,7 +46,7 @@ export const apiserver: CommandSpec = {
   summary: "Serves the Kubernetes API over etcd (kube-apiserver's flags)",
   usage: "[options]",
   details: [
-    "Namespaces, ConfigMaps, Secrets and CRDs, for kubectl and client-go. Without --etcd-servers",
+    "Namespaces, ConfigMaps, Secrets, Leases, Events and CRDs, for kubectl and client-go. Without --etcd-servers",
     "it runs an etcd-effect server in the same process. SIGINT or SIGTERM stops it (exit 0)."
   ],
   flags: apiserverFlags,

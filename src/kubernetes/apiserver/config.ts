@@ -29,6 +29,8 @@ export interface ApiServerConfig {
   readonly tlsPrivateKeyFile?: string | undefined
   /** --etcd-compaction-interval (default 5m; 0 disables the apiserver's compactor) */
   readonly etcdCompactionInterval: Duration.Duration
+  /** --event-ttl (default 1h): how long an Event is kept after its last write (an etcd lease on its key) */
+  readonly eventTTL: Duration.Duration
   /**
    * how long after a change the namespace controller looks at a terminating namespace (its
    * namespaceDeletionGracePeriod, 5 s; not a kube-apiserver flag: tests shorten it)
@@ -44,6 +46,7 @@ export const defaultApiServerConfig: ApiServerConfig = {
   bindAddress: "127.0.0.1",
   port: 8080,
   etcdCompactionInterval: Duration.minutes(5),
+  eventTTL: Duration.hours(1),
   namespaceDeletionDelay: Duration.seconds(5)
 }
 

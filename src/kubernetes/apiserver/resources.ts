@@ -1,16 +1,23 @@
 /**
  * What the apiserver serves: one `ResourceInfo` per resource (the APIResource of discovery plus
  * what the handlers need: kind, list kind, scope, name rules, selectable fields, printer columns),
- * and the built-in types: core/v1 Namespace, ConfigMap, Secret and apiextensions.k8s.io/v1
- * CustomResourceDefinition. Custom resources get theirs from their CRD (crd.ts).
+ * and the built-in types: core/v1 Namespace, ConfigMap, Secret, Event, events.k8s.io/v1 Event,
+ * coordination.k8s.io/v1 Lease and apiextensions.k8s.io/v1 CustomResourceDefinition. Custom
+ * resources get theirs from their CRD (crd.ts).
  */
 import type { KubeObject } from "../api/object-meta.js"
 import { fieldLabelNotSupported } from "../api/fields.js"
 import type { GroupResource } from "../api/status.js"
 import { isDNS1123Label, isDNS1123Subdomain } from "../api/validation.js"
+import { humanDuration } from "./duration.js"
 import { type AttrFunc, defaultAttrs } from "../storage/selection-predicate.js"
+import type { StorageCodec } from "./converting-storage.js"
 import { configMapStrategy } from "./kinds/configmap.js"
 import { crdStrategy } from "./kinds/crd.js"
+import { CORE_EVENT_FIELDS, coreEventAttrs, coreEventStrategy, isValidPathSegmentName } from "./kinds/event.js"
+import { coreToEventV1, EVENT_V1_FIELDS, eventV1Attrs, eventV1Strategy, eventV1ToCore } from "./kinds/event-v1.js"
+import { eventColumns } from "./kinds/event-table.js"
+import { leaseSpecOf, leaseStrategy } from "./kinds/lease.js"
 import { namespaceFinalizeStrategy, namespaceStatusStrategy, namespaceStrategy } from "./kinds/namespace.js"
 import { secretStrategy } from "./kinds/secret.js"
 import type { KindStrategy } from "./kinds/strategy.js"
@@ -74,6 +81,16 @@ export interface ResourceInfo {
   readonly openAPISchemas?: Readonly<Record<string, JSONSchemaProps | undefined>> | undefined
   /** the scale subresource's paths (a CRD's spec.versions[].subresources.scale) */
   readonly scale?: ScalePaths | undefined
+  /** the Table's first column is NAME (Events print it last, among their own columns) */
+  readonly nameColumn?: boolean | undefined
+  /** where the objects live below the etcd prefix when not at the group/resource's own prefix ("/events") */
+  readonly storagePrefix?: string | undefined
+  /** how served objects are stored, when the stored shape is another version's (events.k8s.io/v1) */
+  readonly storageCodec?: StorageCodec | undefined
+  /** another group serves the same stored objects (Events): watch events are not shared across groups */
+  readonly sharedStorage?: boolean | undefined
+  /** the Store's TTLFunc: every create and update is written with an etcd lease of this many seconds */
+  readonly ttlSeconds?: number | undefined
 }
 
 export interface VersionStrategies {
@@ -87,13 +104,18 @@ export interface ScalePaths {
   readonly labelSelectorPath?: string | undefined
 }
 
+export { humanDuration } from "./duration.js"
+
 export const groupResourceOf = (r: ResourceInfo): GroupResource => ({ group: r.group, resource: r.plural })
 
 export const apiVersionOf = (group: string, version: string): string => (group === "" ? version : `${group}/${version}`)
 
 /** The storage's resource prefix: "/configmaps", "/example.com/widgets" (keys below /registry). */
-export const resourcePrefixOf = (r: { readonly group: string; readonly plural: string }): string =>
-  r.group === "" ? `/${r.plural}` : `/${r.group}/${r.plural}`
+export const resourcePrefixOf = (r: {
+  readonly group: string
+  readonly plural: string
+  readonly storagePrefix?: string | undefined
+}): string => r.storagePrefix ?? (r.group === "" ? `/${r.plural}` : `/${r.group}/${r.plural}`)
 
 /** The storage key of an object (or of a list: namespace undefined means every namespace). */
 export const keyOf = (r: ResourceInfo, namespace: string | undefined, name?: string): string => {
@@ -116,29 +138,6 @@ export const ageColumn = (now: () => number): PrinterColumn => ({
   description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
   cell: (o) => humanDuration(now() - Date.parse(o.metadata.creationTimestamp ?? ""))
 })
-
-/** duration.HumanDuration (apimachinery): "45s", "5m10s", "3h", "2d4h", "400d", "3y10d". */
-export const humanDuration = (ms: number): string => {
-  if (!Number.isFinite(ms)) return "<unknown>"
-  const seconds = Math.floor(ms / 1000)
-  if (seconds < -1) return "<invalid>"
-  if (seconds < 0) return "0s"
-  if (seconds < 60 * 2) return `${seconds}s`
-  const minutes = Math.floor(seconds / 60)
-  if (minutes < 10) return seconds % 60 === 0 ? `${minutes}m` : `${minutes}m${seconds % 60}s`
-  if (minutes < 60 * 3) return `${minutes}m`
-  const hours = Math.floor(minutes / 60)
-  if (hours < 8) return minutes % 60 === 0 ? `${hours}h` : `${hours}h${minutes % 60}m`
-  if (hours < 48) return `${hours}h`
-  if (hours < 24 * 8)
-    return hours % 24 === 0 ? `${Math.floor(hours / 24)}d` : `${Math.floor(hours / 24)}d${hours % 24}h`
-  if (hours < 24 * 365 * 2) return `${Math.floor(hours / 24)}d`
-  if (hours < 24 * 365 * 8) {
-    const dy = Math.floor(hours / 24) % 365
-    return dy === 0 ? `${Math.floor(hours / 24 / 365)}y` : `${Math.floor(hours / 24 / 365)}y${dy}d`
-  }
-  return `${Math.floor(hours / 24 / 365)}y`
-}
 
 const age = ageColumn(() => Date.now())
 
@@ -266,9 +265,84 @@ export const customResourceDefinitions = builtin({
   strategy: crdStrategy
 })
 
+export const leases = builtin({
+  group: "coordination.k8s.io",
+  versions: ["v1"],
+  storageVersion: "v1",
+  kind: "Lease",
+  plural: "leases",
+  singular: "lease",
+  shortNames: [],
+  namespaced: true,
+  validateName: isDNS1123Subdomain,
+  getAttrs: defaultAttrs,
+  selectableFields: ["metadata.name", "metadata.namespace"],
+  printerColumns: [
+    {
+      name: "Holder",
+      type: "string",
+      description:
+        "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
+      cell: (o) => leaseSpecOf(o).holderIdentity ?? ""
+    },
+    age
+  ],
+  strategy: leaseStrategy,
+  // the apiserver's storage prefix of a built-in resource is the resource alone: /registry/leases
+  storagePrefix: "/leases"
+})
+
+/** --event-ttl's default: one hour */
+export const DEFAULT_EVENT_TTL_SECONDS = 3600
+
+/**
+ * core/v1 `events` and events.k8s.io/v1 `events`: one storage under /registry/events (core/v1
+ * objects), the second group's served through a conversion; every write carries the event TTL.
+ */
+export const eventResources = (ttlSeconds = DEFAULT_EVENT_TTL_SECONDS): ReadonlyArray<ResourceInfo> => {
+  const common = {
+    versions: ["v1"],
+    storageVersion: "v1",
+    kind: "Event",
+    plural: "events",
+    singular: "event",
+    shortNames: ["ev"],
+    namespaced: true,
+    validateName: isDNS1123Subdomain,
+    fieldLabelError: fieldLabelNotSupported,
+    nameColumn: false,
+    storagePrefix: "/events",
+    sharedStorage: true,
+    ttlSeconds
+  }
+  return [
+    builtin({
+      ...common,
+      group: "",
+      // core/v1 Events have no name rule of their own: only the path segment's
+      validateName: isValidPathSegmentName,
+      getAttrs: coreEventAttrs,
+      selectableFields: CORE_EVENT_FIELDS,
+      printerColumns: eventColumns((o) => o),
+      strategy: coreEventStrategy
+    }),
+    builtin({
+      ...common,
+      group: "events.k8s.io",
+      getAttrs: eventV1Attrs,
+      selectableFields: EVENT_V1_FIELDS,
+      printerColumns: eventColumns(eventV1ToCore),
+      strategy: eventV1Strategy,
+      storageCodec: { toStorage: eventV1ToCore, fromStorage: coreToEventV1 }
+    })
+  ]
+}
+
 export const builtinResources: ReadonlyArray<ResourceInfo> = [
   namespaces,
   configmaps,
   secrets,
+  leases,
+  ...eventResources(),
   customResourceDefinitions
 ]

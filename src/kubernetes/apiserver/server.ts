@@ -16,6 +16,7 @@ import { type EtcdClientShape, make as makeClient } from "../../client/client.js
 import { supervised } from "../../mvcc/fatal.js"
 import { serve as serveEtcd } from "../../server/server.js"
 import { normalizePathPrefix } from "../storage/etcd3/store.js"
+import type { StorageShape } from "../storage/interfaces.js"
 import { encryptCheck } from "../storage/value/identity.js"
 import { loadEncryptionConfig } from "../storage/value/encryption-config.js"
 import { makeApp } from "./app.js"
@@ -26,7 +27,7 @@ import { ResourceRegistry } from "./registry.js"
 import { runCompactor } from "../storage/etcd3/compactor.js"
 import { runNamespaceController } from "./controllers/namespace-controller.js"
 import { ensureSystemNamespaces, runSystemNamespacesController } from "./controllers/system-namespaces.js"
-import { configmaps, namespaces, secrets } from "./resources.js"
+import { configmaps, eventResources, leases, namespaces, secrets } from "./resources.js"
 import { NamespaceLifecycle } from "./write/admission.js"
 import { makeResourceStorage } from "./storage-factory.js"
 
@@ -103,6 +104,7 @@ export const serve = (
     )
 
     const etcdPrefix = normalizePathPrefix(config.etcdPrefix)
+    const etcdStores = new Map<string, StorageShape>()
     const registry = new ResourceRegistry((info) =>
       makeResourceStorage(
         {
@@ -110,13 +112,16 @@ export const serve = (
           etcdPrefix,
           watchCache: config.watchCache,
           defaultWatchCacheSize: config.defaultWatchCacheSize,
-          transformerFor: transformers.transformerFor
+          transformerFor: transformers.transformerFor,
+          etcdStores
         },
         info
       )
     )
     yield* Effect.addFinalizer(() => registry.close())
-    for (const info of [namespaces, configmaps, secrets, crdResource]) yield* registry.put(info)
+    const eventTTLSeconds = Math.trunc(Duration.toSeconds(config.eventTTL))
+    const served = [namespaces, configmaps, secrets, leases, ...eventResources(eventTTLSeconds), crdResource]
+    for (const info of served) yield* registry.put(info)
 
     // the system namespaces (created now, then kept by their controller), the namespace controller
     const lifecycle = new NamespaceLifecycle()

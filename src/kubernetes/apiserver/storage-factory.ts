@@ -11,6 +11,7 @@ import type { StorageShape } from "../storage/interfaces.js"
 import { Etcd3Store } from "../storage/etcd3/store.js"
 import type { ValueTransformer } from "../storage/value/transformer.js"
 import type { GroupResource } from "../api/status.js"
+import { convertingStorage } from "./converting-storage.js"
 import { apiVersionOf, groupResourceOf, type ResourceInfo, resourcePrefixOf } from "./resources.js"
 
 export interface StorageFactoryConfig {
@@ -23,6 +24,11 @@ export interface StorageFactoryConfig {
   readonly defaultWatchCacheSize: number
   /** --encryption-provider-config's transformer of each resource */
   readonly transformerFor: (gr: GroupResource) => ValueTransformer
+  /**
+   * the etcd3 stores made so far, by resource prefix: resources stored together (core/v1 and
+   * events.k8s.io/v1 Events) share one, and so one lease manager (leases shared as the event REST's)
+   */
+  readonly etcdStores?: Map<string, StorageShape> | undefined
 }
 
 export const makeResourceStorage = (
@@ -33,14 +39,22 @@ export const makeResourceStorage = (
     const gr = groupResourceOf(info)
     const resourcePrefix = resourcePrefixOf(info)
     const typeMeta = { apiVersion: apiVersionOf(info.group, info.storageVersion), kind: info.kind }
-    const store = Etcd3Store.makeWith(config.client, {
-      pathPrefix: config.etcdPrefix,
-      resourcePrefix,
-      groupResource: gr,
-      transformer: config.transformerFor(gr),
-      getAttrs: info.getAttrs,
-      typeMeta
-    })
+    const make = () =>
+      Etcd3Store.makeWith(config.client, {
+        pathPrefix: config.etcdPrefix,
+        resourcePrefix,
+        groupResource: gr,
+        transformer: config.transformerFor(gr),
+        getAttrs: info.getAttrs,
+        typeMeta
+      })
+    let etcd = config.etcdStores?.get(resourcePrefix)
+    if (etcd === undefined) {
+      etcd = make()
+      config.etcdStores?.set(resourcePrefix, etcd)
+    }
+    // a resource stored as another version's objects (events.k8s.io/v1 Events) converts below the cache
+    const store = info.storageCodec === undefined ? etcd : convertingStorage(etcd, info.storageCodec)
     if (!config.watchCache || config.defaultWatchCacheSize === 0) return store
     return yield* Cacher.make(store, {
       resourcePrefix: `${resourcePrefix}/`,

@@ -1,6 +1,6 @@
 /**
  * Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), what `kubectl get`
- * prints: a NAME column, the resource's columns (a built-in printer's, or a CRD's
+ * prints: a NAME column (unless the printer places it itself, as Events'), the resource's columns (a built-in printer's, or a CRD's
  * additionalPrinterColumns, by default AGE), and per row the object as PartialObjectMetadata
  * (`includeObject=Metadata`, the default), the whole object (`Object`) or nothing (`None`).
  */
@@ -83,7 +83,9 @@ export interface Table {
 }
 
 export const columnDefinitions = (info: ResourceInfo): ReadonlyArray<unknown> => [
-  { name: "Name", type: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 },
+  ...(info.nameColumn === false
+    ? []
+    : [{ name: "Name", type: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 }]),
   ...info.printerColumns.map((c) => ({
     name: c.name,
     type: c.type,
@@ -105,7 +107,8 @@ export const tableOf = (
   columnDefinitions: columnDefinitions(info),
   rows: objects.map((obj) => {
     const object = rowObject(obj, include)
-    const cells = [obj.metadata.name ?? "", ...info.printerColumns.map((c) => cellOf(info, c, obj))]
+    const columns = info.printerColumns.map((c) => cellOf(info, c, obj))
+    const cells = info.nameColumn === false ? columns : [obj.metadata.name ?? "", ...columns]
     return object === undefined ? { cells } : { cells, object }
   })
 })

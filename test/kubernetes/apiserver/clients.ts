@@ -3,7 +3,7 @@
  * empty home, and @kubernetes/client-node's KubeConfig for a plain-HTTP server.
  */
 import * as k8s from "@kubernetes/client-node"
-import { execFile } from "node:child_process"
+import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
@@ -46,4 +46,14 @@ export const kubeConfig = (server: string): k8s.KubeConfig => {
     currentContext: "x"
   })
   return kc
+}
+
+/** kubectl's client minor version (0 when it cannot tell). */
+export const kubectlMinor = (): number => {
+  try {
+    const out = execFileSync(KUBECTL, ["version", "--client", "-o", "json"], { encoding: "utf8" })
+    return Number(JSON.parse(out).clientVersion.minor.replace(/\D/g, ""))
+  } catch {
+    return 0
+  }
 }

@@ -3,27 +3,13 @@
  * program: apply -f of a CRD and of objects, get (Table), get -o json, get -w printing changes,
  * delete, get --raw of a watch with bookmarks; SIGTERM stops it with exit 0.
  */
-import { type ChildProcess, execFileSync, spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureBuilt, mainJs } from "../../server/support/process.js"
-import { hasKubectl, KUBECTL, runKubectl } from "./clients.js"
-
-/**
- * kubectl before 1.27 (Debian bookworm's kubernetes-client is 1.20) validates `apply` with the
- * protobuf OpenAPI v2 document, which this server does not serve (it serves OpenAPI v3 as JSON,
- * what newer kubectl uses): those run apply with --validate=false.
- */
-const kubectlMinor = (): number => {
-  try {
-    const out = execFileSync(KUBECTL, ["version", "--client", "-o", "json"], { encoding: "utf8" })
-    return Number(JSON.parse(out).clientVersion.minor.replace(/\D/g, ""))
-  } catch {
-    return 0
-  }
-}
+import { hasKubectl, KUBECTL, kubectlMinor, runKubectl } from "./clients.js"
 
 /**
  * The tests below are the steps of one kubectl session against one `etcd-effect apiserver`, in
@@ -39,6 +25,9 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
 
   const kubectl = (args: ReadonlyArray<string>, input?: string) => runKubectl(server, home, args, input)
 
+  // kubectl before 1.27 (Debian bookworm's kubernetes-client is 1.20) validates `apply` with the
+  // protobuf OpenAPI v2 document, which this server does not serve (it serves OpenAPI v3 as JSON,
+  // what newer kubectl uses): those run apply with --validate=false
   const apply = (file: string) => kubectl(["apply", ...(kubectlMinor() < 27 ? ["--validate=false"] : []), "-f", file])
 
   const write = (name: string, text: string) => {

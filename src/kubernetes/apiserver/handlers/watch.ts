@@ -44,6 +44,16 @@ const tableEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
   return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(t)}}\n`)
 }
 
+/**
+ * watch-encoder.ts shares a DELETED event's bytes by kind, namespace, name and RV: two groups
+ * over one storage (core/v1 and events.k8s.io/v1 Events) delete the same object at the same RV in
+ * two shapes, so theirs are encoded per watcher.
+ */
+const ownDeletedEvent = (s: RequestScope, e: WatchEvent): Uint8Array =>
+  e.type === "DELETED"
+    ? encoder.encode(`{"type":"DELETED","object":${JSON.stringify(e.object)}}\n`)
+    : eventBytesAs(e, s.apiVersion)
+
 const partialEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
   if (e.type === "ERROR") return eventBytesAs(e, s.apiVersion)
   const o = partialObjectMetadata(e.object, s.output.metaVersion)
@@ -72,7 +82,9 @@ export const watch = (
           ? (e: WatchEvent) => tableEvent(s, e)
           : s.output.as === "PartialObjectMetadata"
             ? (e: WatchEvent) => partialEvent(s, e)
-            : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
+            : s.info.sharedStorage === true
+              ? (e: WatchEvent) => ownDeletedEvent(s, e)
+              : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
       // the watch's context deadline (cacheWatcher sends its last bookmark 2 s before it)
       const deadline = (yield* Clock.currentTimeMillis) + timeoutSeconds * 1000
       const res = NodeHttpServerRequest.toServerResponse(s.request)

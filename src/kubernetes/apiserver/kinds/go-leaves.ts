@@ -131,3 +131,33 @@ export const goBytes: GoSchema = goCustom("[]uint8", (u) => {
   if (typeof r === "number") return { ok: false, message: `illegal base64 data at input byte ${r}` }
   return { ok: true, value: Buffer.from(r).toString("base64") }
 })
+
+const RFC3339_MICRO = "2006-01-02T15:04:05.000000Z07:00"
+
+/** metav1.MicroTime's MarshalJSON form: UTC, exactly six fraction digits. */
+export const formatMicroTime = (ms: number, micros = 0): string =>
+  new Date(ms).toISOString().replace(/Z$/, `${String(micros).padStart(3, "0")}Z`)
+
+/**
+ * time.Parse(RFC3339Micro, s) as metav1.MicroTime's UnmarshalJSON runs it: exactly six fraction
+ * digits; the instant in the six-digit UTC form, or Go's ParseError text.
+ */
+export const parseMicroTime = (s: string): { value: string } | { error: string } => {
+  const fracAt = 19
+  const goError = (e: string) => ({ error: e.replace(`"${RFC3339}"`, `"${RFC3339_MICRO}"`) })
+  const r = parseRFC3339(s)
+  if (!/^\.[0-9]{6}/.test(s.slice(fracAt))) {
+    if ("error" in parseRFC3339(s.slice(0, fracAt) + "Z") && "error" in r) return goError(r.error)
+    const rest = JSON.stringify(s.slice(fracAt))
+    return { error: `parsing time ${JSON.stringify(s)} as "${RFC3339_MICRO}": cannot parse ${rest} as ".000000"` }
+  }
+  if ("error" in r) return goError(r.error)
+  return { value: formatMicroTime(r.ms, Number(s.slice(fracAt + 4, fracAt + 7))) }
+}
+
+export const goMicroTime: GoSchema = goCustom("v1.MicroTime", (u) => {
+  if (typeof u !== "string") return asTypeError("string")
+  const r = parseMicroTime(u)
+  if ("error" in r) return { ok: false, message: r.error }
+  return { ok: true, value: r.value }
+})

@@ -36,6 +36,8 @@ export interface KindStrategy {
   readonly core: boolean
   /** Store.ReturnDeletedObject: a DELETE that removes answers with the object, not a Status */
   readonly returnDeletedObject: boolean
+  /** DefaultGarbageCollectionPolicy Unsupported (events): a delete never adds orphan/foregroundDeletion */
+  readonly garbageCollectionUnsupported?: boolean | undefined
   /** ShouldDeleteDuringUpdate's extra condition (namespaces: spec.finalizers empty too) */
   readonly deleteDuringUpdate?: ((obj: Obj) => boolean) | undefined
 }

@@ -24,6 +24,7 @@ export const checkPreconditions = (ctx: WriteContext, key: string, p: Preconditi
 const current = (storage: StorageShape, key: string) => storage.get(key)
 
 export interface Persist {
+  /** with the resource's TTL (an etcd lease on the key) when it has one */
   readonly create: (key: string, obj: KubeObject) => Effect.Effect<KubeObject, StatusError>
   readonly update: (
     key: string,
@@ -42,7 +43,7 @@ export const persist = (ctx: WriteContext): Persist => {
   const storage = ctx.storage
   if (!ctx.dryRun) {
     return {
-      create: (key, obj) => storage.create(key, obj),
+      create: (key, obj) => storage.create(key, obj, ctx.info.ttlSeconds),
       update: (key, o) => storage.guaranteedUpdate(key, o),
       delete: (key, o) => storage.delete(key, o)
     }

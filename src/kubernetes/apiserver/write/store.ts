@@ -121,7 +121,8 @@ export const update = (
             toDelete = prepared
             return { object: stored }
           }
-          return { object: inStorageVersion(ctx, prepared) }
+          // the Store's TTLFunc: a resource with a TTL (events) renews it on every update
+          return { object: inStorageVersion(ctx, prepared), ttl: ctx.info.ttlSeconds }
         })
     })
     if (toDelete === undefined) return out
@@ -218,7 +219,12 @@ export const deleteObject = (
     const validateDeletion = deletionValidator(ctx)
     const store = persist(ctx)
     const pendingFinalizers = (obj.metadata.finalizers ?? []).length > 0
-    if (pendingFinalizers || gcFinalizers(obj, o).changed) {
+    // a strategy without garbage collection (events) gets no orphan/foregroundDeletion finalizer
+    const gc = (existing: KubeObject) =>
+      ctx.strategy.garbageCollectionUnsupported === true
+        ? { changed: false, finalizers: [...(existing.metadata.finalizers ?? [])] }
+        : gcFinalizers(existing, o)
+    if (pendingFinalizers || gc(obj).changed) {
       let pending = false
       const out = yield* store.update(key, {
         preconditions,
@@ -226,8 +232,8 @@ export const deleteObject = (
           Effect.gen(function* () {
             yield* validateDeletion(existing)
             const next = structuredClone(existing) as Obj
-            const gc = gcFinalizers(next, o)
-            if (gc.changed) next.metadata.finalizers = gc.finalizers
+            const fins = gc(next)
+            if (fins.changed) next.metadata.finalizers = fins.finalizers
             pending = (next.metadata.finalizers ?? []).length > 0
             if (!pending) return { object: existing }
             markAsDeleting(next)
