@@ -46,8 +46,9 @@ export const apiserver: CommandSpec = {
   summary: "Serves the Kubernetes API over etcd (kube-apiserver's flags)",
   usage: "[options]",
   details: [
-    "Namespaces, ConfigMaps, Secrets, Leases, Events and CRDs, for kubectl and client-go. Without --etcd-servers",
-    "it runs an etcd-effect server in the same process. SIGINT or SIGTERM stops it (exit 0)."
+    "Namespaces, ConfigMaps, Secrets, Leases, Events and CRDs, for kubectl and client-go.",
+    "Without --etcd-servers it runs an etcd-effect server in the same process. SIGINT or SIGTERM",
+    "stops it (exit 0)."
   ],
   flags: apiserverFlags,
   globals: false,
