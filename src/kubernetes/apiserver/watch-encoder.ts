@@ -5,8 +5,13 @@
  * JSON framer writes it). DELETED and BOOKMARK events can be fresh objects per watcher (the Cacher
  * shares its DELETED events, the etcd3 watch and the bookmark ticks do not), so they are keyed by
  * what makes them unique (kind, namespace/name or nothing, and the revision).
+ *
+ * Protobuf is encoded the same way, once per object and once per event: an object's `k8s\0` +
+ * Unknown bytes (`protobufOf`), its message alone for list items (`protobufMessageOf`), and the
+ * length-prefixed WatchEvent frame of an event (`protobufEventBytesAs`).
  */
 import type { KubeObject } from "../api/object-meta.js"
+import { encodeMessage, encodeProtobuf, watchFrame } from "../api/protobuf/envelope.js"
 import type { WatchEvent } from "../api/watch-event.js"
 
 const encoder = new TextEncoder()
@@ -87,4 +92,71 @@ export const eventBytesAs = (e: WatchEvent, apiVersion: string): Uint8Array => {
   if (e.type === "ERROR" || e.object.apiVersion === apiVersion || e.object.apiVersion === undefined)
     return eventBytes(e)
   return line(e.type, JSON.stringify(asVersion(e.object, apiVersion)))
+}
+
+const objectProtobuf = new WeakMap<object, Uint8Array>()
+const objectMessage = new WeakMap<object, Uint8Array>()
+const addedFrames = new WeakMap<object, Uint8Array>()
+const modifiedFrames = new WeakMap<object, Uint8Array>()
+
+/** `k8s\0` + Unknown of an object with a protobuf message, once per object (NotMarshalable otherwise). */
+export const protobufOf = (obj: KubeObject): Uint8Array => {
+  let b = objectProtobuf.get(obj)
+  if (b === undefined) {
+    b = encodeProtobuf(obj)
+    objectProtobuf.set(obj, b)
+  }
+  return b
+}
+
+/** An object's message alone (a list's item), once per object. */
+export const protobufMessageOf = (obj: KubeObject): Uint8Array => {
+  let b = objectMessage.get(obj)
+  if (b === undefined) {
+    b = encodeMessage(obj) ?? encodeProtobuf(obj) // the second throws NotMarshalable
+    objectMessage.set(obj, b)
+  }
+  return b
+}
+
+const frameIn = (map: WeakMap<object, Uint8Array>, type: string, obj: KubeObject): Uint8Array => {
+  let b = map.get(obj)
+  if (b === undefined) {
+    b = watchFrame(type, protobufOf(obj))
+    map.set(obj, b)
+  }
+  return b
+}
+
+const protobufEventBytes = (e: WatchEvent): Uint8Array => {
+  switch (e.type) {
+    case "ADDED":
+      return frameIn(addedFrames, "ADDED", e.object)
+    case "MODIFIED":
+      return frameIn(modifiedFrames, "MODIFIED", e.object)
+    case "DELETED": {
+      const m = e.object.metadata
+      return recent.get(
+        `PD\u0000${e.object.kind}\u0000${m.namespace ?? ""}\u0000${m.name ?? ""}\u0000${m.resourceVersion ?? ""}`,
+        () => watchFrame("DELETED", encodeProtobuf(e.object))
+      )
+    }
+    case "BOOKMARK": {
+      const m = e.object.metadata
+      const end = m.annotations !== undefined && m.annotations !== null
+      return recent.get(
+        `PB\u0000${e.object.apiVersion}\u0000${e.object.kind}\u0000${m.resourceVersion ?? ""}\u0000${end}`,
+        () => watchFrame("BOOKMARK", encodeProtobuf(e.object))
+      )
+    }
+    case "ERROR":
+      return watchFrame("ERROR", encodeProtobuf(e.object))
+  }
+}
+
+/** One event's protobuf frame for a watcher of `apiVersion` (shared unless the version differs). */
+export const protobufEventBytesAs = (e: WatchEvent, apiVersion: string): Uint8Array => {
+  if (e.type === "ERROR" || e.object.apiVersion === apiVersion || e.object.apiVersion === undefined)
+    return protobufEventBytes(e)
+  return watchFrame(e.type, encodeProtobuf(asVersion(e.object, apiVersion)))
 }

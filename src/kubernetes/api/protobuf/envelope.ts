@@ -5,6 +5,7 @@
  * serializer (no prefix, no envelope) whose object.raw is the full encoding of the object.
  */
 import { Either } from "effect"
+import protobufjs from "protobufjs"
 import { jsonToMessage, messageToJson } from "./go-message.js"
 import { lookupMessage, messageOf, UNKNOWN, WATCH_EVENT } from "./messages.js"
 
@@ -14,10 +15,8 @@ export const PROTOBUF_PREFIX = Uint8Array.of(0x6b, 0x38, 0x73, 0x00)
 export const PROTOBUF_TYPE = "application/vnd.kubernetes.protobuf"
 export const PROTOBUF_WATCH_TYPE = "application/vnd.kubernetes.protobuf;stream=watch"
 
-interface Typed {
-  readonly apiVersion?: unknown
-  readonly kind?: unknown
-}
+/** an object with its apiVersion and kind (KubeObject, KubeList, Status, a JSON document) */
+type Typed = object & { readonly apiVersion?: unknown; readonly kind?: unknown }
 
 /** An object with no message: errNotMarshalable (a 406 NotAcceptable where it is answered). */
 export class NotMarshalable extends Error {
@@ -29,20 +28,42 @@ export class NotMarshalable extends Error {
 }
 
 /** The object's own message bytes (what Unknown.raw holds). */
-export const encodeMessage = (obj: Typed & object): Uint8Array | undefined => {
+export const encodeMessage = (obj: Typed): Uint8Array | undefined => {
   const type = messageOf(String(obj.apiVersion ?? ""), String(obj.kind ?? ""))
   if (type === undefined) return undefined
   return type.encode(jsonToMessage(type, obj as Record<string, unknown>)).finish()
 }
 
 /** `k8s\0` + Unknown{typeMeta, raw} of an object (Serializer.doEncode); NotMarshalable without a message. */
-export const encodeProtobuf = (obj: Typed & object, goType = "*unstructured.Unstructured"): Uint8Array => {
+export const encodeProtobuf = (obj: Typed, goType = "*unstructured.Unstructured"): Uint8Array => {
   const raw = encodeMessage(obj)
   if (raw === undefined) throw new NotMarshalable(goType)
-  const unknown = lookupMessage(UNKNOWN)
-  const body = unknown
+  return envelope(String(obj.apiVersion ?? ""), String(obj.kind ?? ""), raw)
+}
+
+/**
+ * A list from its items' messages (each encoded once elsewhere and reused): every List message is
+ * `{ListMeta metadata = 1; repeated <Item> items = 2}`.
+ */
+export const encodeProtobufList = (
+  apiVersion: string,
+  kind: string,
+  metadata: Record<string, unknown>,
+  items: ReadonlyArray<Uint8Array>
+): Uint8Array => {
+  const type = messageOf(apiVersion, kind)
+  if (type === undefined) throw new NotMarshalable("*unstructured.UnstructuredList")
+  const listMeta = type.fields["metadata"]!.resolve().resolvedType as protobufjs.Type
+  const w = protobufjs.Writer.create()
+  listMeta.encode(jsonToMessage(listMeta, metadata), w.uint32((1 << 3) | 2).fork()).ldelim()
+  for (const item of items) w.uint32((2 << 3) | 2).bytes(item)
+  return envelope(apiVersion, kind, w.finish())
+}
+
+const envelope = (apiVersion: string, kind: string, raw: Uint8Array): Uint8Array => {
+  const body = lookupMessage(UNKNOWN)
     .encode({
-      typeMeta: { apiVersion: String(obj.apiVersion ?? ""), kind: String(obj.kind ?? "") },
+      typeMeta: { apiVersion, kind },
       raw,
       contentEncoding: "",
       contentType: ""

@@ -31,7 +31,10 @@ const MESSAGES: Readonly<Record<string, string>> = {
   "v1/Status": `${META}.Status`,
   "meta.k8s.io/v1/Status": `${META}.Status`,
   "meta.k8s.io/v1/PartialObjectMetadata": `${META}.PartialObjectMetadata`,
-  "meta.k8s.io/v1/PartialObjectMetadataList": `${META}.PartialObjectMetadataList`
+  "meta.k8s.io/v1/PartialObjectMetadataList": `${META}.PartialObjectMetadataList`,
+  // metav1beta1's are metav1's types
+  "meta.k8s.io/v1beta1/PartialObjectMetadata": `${META}.PartialObjectMetadata`,
+  "meta.k8s.io/v1beta1/PartialObjectMetadataList": `${META}.PartialObjectMetadataList`
 }
 
 /** Whether objects of this apiVersion and kind have a protobuf message (no proto is loaded). */
