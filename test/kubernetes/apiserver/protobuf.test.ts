@@ -223,6 +223,27 @@ describe("apiserver: protobuf", () => {
     expect((await pb(url(), "GET", base)).body.items).toEqual([])
   })
 
+  it("DeleteOptions in a protobuf body (client-go's typed Delete): preconditions and zero values that are set", async () => {
+    const ns = await newNamespace(url())
+    const base = `/api/v1/namespaces/${ns}/configmaps`
+    const created = await pb(url(), "POST", base, encodeProtobuf(configMap("d")))
+    const options = (preconditions: object) =>
+      encodeProtobuf({ apiVersion: "v1", kind: "DeleteOptions", gracePeriodSeconds: 0, preconditions })
+    const refused = await pb(url(), "DELETE", `${base}/d`, options({ uid: "not-the-uid" }))
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ reason: "Conflict", code: 409 })
+    expect(refused.body.message).toContain("the UID in the precondition (not-the-uid) does not match the UID in record")
+    expect((await request(url(), "GET", `${base}/d`)).status).toBe(200)
+    const done = await pb(url(), "DELETE", `${base}/d`, options({ uid: created.body.metadata.uid }))
+    expect(done.body).toMatchObject({ kind: "Status", status: "Success" })
+    expect((await request(url(), "GET", `${base}/d`)).status).toBe(404)
+    const bad = await pb(url(), "DELETE", `${base}/d`, Uint8Array.of(1, 2, 3))
+    expect(bad.status).toBe(400)
+    expect(bad.body.message).toBe(
+      "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
+    )
+  })
+
   it("a watch streams length-prefixed WatchEvent frames", async () => {
     const ns = await newNamespace(url())
     const base = `/api/v1/namespaces/${ns}/configmaps`

@@ -28,14 +28,14 @@ export class NotMarshalable extends Error {
 }
 
 /** The object's own message bytes (what Unknown.raw holds). */
-export const encodeMessage = (obj: Typed): Uint8Array | undefined => {
+export const encodeMessage = <T extends Typed>(obj: T): Uint8Array | undefined => {
   const type = messageOf(String(obj.apiVersion ?? ""), String(obj.kind ?? ""))
   if (type === undefined) return undefined
   return type.encode(jsonToMessage(type, obj as Record<string, unknown>)).finish()
 }
 
 /** `k8s\0` + Unknown{typeMeta, raw} of an object (Serializer.doEncode); NotMarshalable without a message. */
-export const encodeProtobuf = (obj: Typed, goType = "*unstructured.Unstructured"): Uint8Array => {
+export const encodeProtobuf = <T extends Typed>(obj: T, goType = "*unstructured.Unstructured"): Uint8Array => {
   const raw = encodeMessage(obj)
   if (raw === undefined) throw new NotMarshalable(goType)
   return envelope(String(obj.apiVersion ?? ""), String(obj.kind ?? ""), raw)

@@ -58,9 +58,12 @@ export const lookupMessage = (fullName: string): protobufjs.Type => {
   return t
 }
 
+/** meta/v1's options, registered in every group version (metav1.AddToGroupVersion) */
+const OPTIONS = new Set(["DeleteOptions"])
+
 /** The message of an apiVersion and kind, if it has one. */
 export const messageOf = (apiVersion: string, kind: string): protobufjs.Type | undefined => {
-  const name = MESSAGES[`${apiVersion}/${kind}`]
+  const name = MESSAGES[`${apiVersion}/${kind}`] ?? (OPTIONS.has(kind) ? `${META}.${kind}` : undefined)
   return name === undefined ? undefined : lookupMessage(name)
 }
 
