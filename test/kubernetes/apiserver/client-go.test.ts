@@ -1,7 +1,8 @@
 /**
  * The real client: client-go v0.37.2's typed clientset (test/go/kubernetes/cmd/typed-client), which
  * sends and asks for protobuf for the built-in kinds, runs its create/get/list/update/patch/delete
- * and watch checks of ConfigMaps, Secrets and Namespaces (Leases and Events when served) against
+ * and watch checks of ConfigMaps, Secrets and Namespaces (Leases and Events when served) and a
+ * shared informer's sync (a WatchList stream with its bookmarks) against
  * the apiserver and reports the Content-Type of every answer. The program is built with Go once
  * per source version and cached outside the repository (a fresh machine: about a minute; after
  * that it is reused). Without Go the test is skipped, unless REQUIRE_GO=1.
@@ -50,7 +51,7 @@ describe.skipIf(!hasGo && process.env["REQUIRE_GO"] !== "1")(
     }, 600_000)
     const server = onApiServer()
 
-    it("create, get, list, update, patch, delete and watch ConfigMaps, Secrets and Namespaces, all in protobuf", async () => {
+    it("create, get, list, update, patch, delete and watch ConfigMaps, Secrets and Namespaces, and an informer, all in protobuf", async () => {
       const r = await run(bin, ["-server", server().url]).catch((e: { stdout: string; stderr: string }) => e)
       expect(r.stderr).toBe("")
       expect(r.stdout).toContain("typed-client: all checks passed")

@@ -1,8 +1,9 @@
 // typed-client: client-go v0.37.2's typed clientset against an apiserver (issue 27), as every
 // Kubernetes component built on it talks: protobuf request and response bodies for the built-in
 // kinds, protobuf watch streams. For ConfigMaps, Secrets and Namespaces (and Leases and Events when
-// the server serves them) it creates, gets, lists, updates, patches, deletes and watches, checks
-// each result, and checks that every typed answer arrived as application/vnd.kubernetes.protobuf
+// the server serves them) it creates, gets, lists, updates, patches, deletes and watches, runs a
+// shared informer (client-go v0.37 lists it with a WatchList stream: sendInitialEvents and the
+// initial-events-end bookmark, in protobuf), checks each result, and checks that every typed answer arrived as application/vnd.kubernetes.protobuf
 // (the transport records each response's Content-Type). Exit 0 when all checks pass; otherwise
 // each failure is printed on stderr and the exit code is 1.
 //
@@ -29,8 +30,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 const protobuf = "application/vnd.kubernetes.protobuf"
@@ -108,6 +111,7 @@ func main() {
 	namespaces(ctx, cs, ns)
 	configMaps(ctx, cs, ns)
 	secrets(ctx, cs, ns)
+	informer(ctx, cs, ns)
 	served := servedResources(cs)
 	if served["coordination.k8s.io/v1/leases"] {
 		leases(ctx, cs, ns)
@@ -393,6 +397,47 @@ func events(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 		}
 		if !strings.Contains(buf.String(), "e1") {
 			fail("core/v1 events list: %s", buf.String())
+		}
+	}
+}
+
+// informer: a shared informer of ConfigMaps (list and watch in protobuf, with bookmarks; the
+// WatchList feature when client-go has it on) syncs, then sees an object created after the sync.
+func informer(ctx context.Context, cs *kubernetes.Clientset, ns string) {
+	api := cs.CoreV1().ConfigMaps(ns)
+	_, err := api.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{})
+	check("create configmap before", err)
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(ns))
+	inf := factory.Core().V1().ConfigMaps()
+	added := make(chan string, 16)
+	_, err = inf.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { added <- obj.(*corev1.ConfigMap).Name },
+	})
+	check("add event handler", err)
+	stop := make(chan struct{})
+	defer close(stop)
+	factory.Start(stop)
+	syncCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if !cache.WaitForCacheSync(syncCtx.Done(), inf.Informer().HasSynced) {
+		fail("informer: cache did not sync")
+		return
+	}
+	if _, err := inf.Lister().ConfigMaps(ns).Get("before"); err != nil {
+		fail("informer: lister after sync: %v", err)
+	}
+	_, err = api.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "after"}}, metav1.CreateOptions{})
+	check("create configmap after", err)
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case name := <-added:
+			if name == "after" {
+				return
+			}
+		case <-deadline:
+			fail("informer: no ADDED for a configmap created after the sync")
+			return
 		}
 	}
 }
