@@ -10,7 +10,7 @@ import * as http from "node:http"
 import { describe, expect, it } from "vitest"
 import { decodeProtobuf, encodeProtobuf } from "../../../src/kubernetes/api/protobuf/envelope.js"
 import { lookupMessage, UNKNOWN, WATCH_EVENT } from "../../../src/kubernetes/api/protobuf/messages.js"
-import { configMap, newNamespace, onApiServer, request, widgetCRD } from "./support.js"
+import { configMap, newNamespace, onApiServer, request, until, widgetCRD } from "./support.js"
 
 const PB = "application/vnd.kubernetes.protobuf"
 /** what client-go's typed clients send */
@@ -84,11 +84,6 @@ const watchFrames = (base: string, path: string, accept = PB) => {
     },
     close: () => req.destroy()
   }
-}
-
-/** Polls until `f` holds (a CRD is served once its controller saw it); the test's timeout ends a wait that never ends. */
-const until = async (f: () => Promise<boolean>): Promise<void> => {
-  while (!(await f())) await new Promise((r) => setTimeout(r, 10))
 }
 
 describe("apiserver: protobuf", () => {
