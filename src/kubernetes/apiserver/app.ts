@@ -6,7 +6,8 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Cause, Effect, Either } from "effect"
+import { Cause, Effect } from "effect"
+import { hasMessage } from "../api/protobuf/messages.js"
 import { MethodNotAllowed, newInternalError, type StatusError } from "../api/status.js"
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, versionInfo } from "./discovery.js"
 import { create } from "./handlers/create.js"
@@ -19,11 +20,12 @@ import { makeScope, type RequestScope } from "./handlers/scope.js"
 import { update } from "./handlers/update.js"
 import { watch } from "./handlers/watch.js"
 import type { ApiMetrics, Cell, RequestLabels } from "./metrics.js"
-import { negotiateOutput } from "./negotiation.js"
+import { errorMedia, negotiateOutput } from "./negotiation.js"
 import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.js"
 import { listQuery } from "./query.js"
 import type { ResourceRegistry } from "./registry.js"
 import { requestInfo, type ResourceRequest } from "./request-info.js"
+import { apiVersionOf } from "./resources.js"
 import { json, notFoundResource, statusResponse } from "./response.js"
 import type { NamespaceLifecycle } from "./write/admission.js"
 import { Warnings } from "./write/warnings.js"
@@ -173,7 +175,11 @@ const resource = (
       return yield* Effect.fail(notFoundResource())
     }
     if (!allowed(r)) return yield* Effect.fail(methodNotAllowed())
-    const output = yield* negotiateOutput(req.headers["accept"], r.verb === "watch")
+    const output = yield* negotiateOutput(
+      req.headers["accept"],
+      r.verb === "watch",
+      !info.custom && hasMessage(apiVersionOf(info.group, r.version), info.kind)
+    )
     const labels: RequestLabels = {
       verb: metricVerb(r.verb),
       group: r.group,
@@ -233,9 +239,8 @@ export const makeApp = (
     }
     if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
     const warnings = new Warnings()
-    const yaml = Either.getOrUndefined(negotiateOutput(req.headers["accept"], info.verb === "watch"))?.yaml === true
     const res = yield* resource(ctx, req, url, info, warnings).pipe(
-      Effect.catchAll((e) => Effect.succeed(statusResponse(e, yaml)))
+      Effect.catchAll((e) => Effect.succeed(statusResponse(e, errorMedia(req.headers["accept"]))))
     )
     return withWarnings(res, warnings)
   }).pipe(

@@ -1,9 +1,10 @@
 /**
  * endpoints/handlers/negotiation: what the Accept header asks for — JSON or YAML, and the
  * object itself, a Table, or PartialObjectMetadata(List) (`;as=…;g=meta.k8s.io;v=v1`), the
- * clauses tried by quality, then in order. Nothing acceptable is the 406. A watch streams JSON
- * only (YAML has no stream framing). The representation is applied to what is sent with the
- * apiserver's 406 when an object is asked for as a list or the other way round.
+ * clauses tried by quality, then in order. Nothing acceptable is the 406. A watch streams JSON or
+ * protobuf (YAML has no stream framing). The representation is applied to what is sent with the
+ * apiserver's 406 when an object is asked for as a list or the other way round. Protobuf is served
+ * for the kinds with a message (src/kubernetes/api/protobuf/messages.ts).
  */
 import { Either } from "effect"
 import * as YAML from "yaml"
@@ -15,12 +16,14 @@ export type Representation = "Object" | "Table" | "PartialObjectMetadata" | "Par
 
 export interface OutputMedia {
   readonly yaml: boolean
+  /** application/vnd.kubernetes.protobuf (the `k8s\0` envelope; watches: length-prefixed WatchEvents) */
+  readonly protobuf: boolean
   readonly as: Representation
   /** meta.k8s.io/v1 or meta.k8s.io/v1beta1 for the converted kinds */
   readonly metaVersion: string
 }
 
-export const JSON_MEDIA: OutputMedia = { yaml: false, as: "Object", metaVersion: "meta.k8s.io/v1" }
+export const JSON_MEDIA: OutputMedia = { yaml: false, protobuf: false, as: "Object", metaVersion: "meta.k8s.io/v1" }
 
 interface Clause {
   readonly type: string
@@ -54,26 +57,55 @@ const conversion = (
   return { as, metaVersion: `meta.k8s.io/${params["v"]}` }
 }
 
-const accepted = (watch: boolean) => (watch ? "application/json;stream=watch" : "application/json, application/yaml")
+const MEDIA_TYPES = "application/json, application/yaml, application/vnd.kubernetes.protobuf"
+const STREAM_MEDIA_TYPES = "application/json;stream=watch, application/vnd.kubernetes.protobuf;stream=watch"
 
-/** NegotiateOutputMediaType (and, for a watch, the stream serializer). */
+const notAcceptableList = (list: string) =>
+  new NotAcceptable({ message: `only the following media types are accepted: ${list}` })
+
+/**
+ * NegotiateOutputMediaType (and, for a watch, NegotiateOutputMediaTypeStream): the first clause a
+ * serializer takes — JSON, YAML, protobuf in the server's order (a wildcard is JSON). Protobuf is
+ * taken for the object itself only where the kind has a message (`protobufObjects`: the built-in
+ * kinds; a custom resource's StandardSerializers leave it out, so `application/json` after it
+ * wins and protobuf alone is the 406), and for PartialObjectMetadata(List) everywhere; a Table is
+ * JSON or YAML. YAML cannot stream: a watch that gets it is the 406 with the stream types.
+ */
 export const negotiateOutput = (
   accept: string | undefined,
-  watch: boolean
+  watch: boolean,
+  protobufObjects = false
 ): Either.Either<OutputMedia, NotAcceptable> => {
   if (accept === undefined || accept.trim() === "") return Either.right(JSON_MEDIA)
   for (const c of parseAccept(accept)) {
     const [type, subtype] = c.type.split("/")
-    const json = subtype === "json" || subtype === "*" || type === "*"
-    const yaml = !watch && subtype === "yaml"
     if (type !== "application" && type !== "*") continue
-    if (!json && !yaml) continue
+    const json = subtype === "json" || subtype === "*" || type === "*"
+    const yaml = subtype === "yaml"
+    const protobuf = subtype === "vnd.kubernetes.protobuf"
+    if (!json && !yaml && !protobuf) continue
     if (c.params["stream"] !== undefined && (c.params["stream"] !== "watch" || !watch)) continue
     const conv = conversion(c.params)
     if (conv === undefined) continue
-    return Either.right({ yaml: yaml && subtype === "yaml", ...conv })
+    if (protobuf && (conv.as === "Table" || (conv.as === "Object" && !protobufObjects))) continue
+    if (watch && yaml && !json) return Either.left(notAcceptableList(STREAM_MEDIA_TYPES))
+    return Either.right({ yaml: yaml && !json, protobuf: protobuf && !json, ...conv })
   }
-  return Either.left(new NotAcceptable({ message: `only the following media types are accepted: ${accepted(watch)}` }))
+  return Either.left(notAcceptableList(MEDIA_TYPES))
+}
+
+/**
+ * ErrorNegotiated: the media type of an error's Status — the first clause a serializer takes with
+ * no conversion asked for (DefaultEndpointRestrictions); JSON when none does.
+ */
+export const errorMedia = (accept: string | undefined): OutputMedia => {
+  if (accept === undefined) return JSON_MEDIA
+  for (const c of parseAccept(accept)) {
+    if (c.params["as"] !== undefined) continue
+    const r = negotiateOutput(c.type, false, true)
+    if (Either.isRight(r)) return r.right
+  }
+  return JSON_MEDIA
 }
 
 /** Go's %T of what the registry returns for the resource (internal types; CRs are unstructured). */

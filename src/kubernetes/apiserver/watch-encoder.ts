@@ -4,9 +4,15 @@
  * the cache key). A watch event is one line, `{"type":…,"object":…}\n` (NDJSON, as the apiserver's
  * JSON framer writes it). DELETED and BOOKMARK events can be fresh objects per watcher (the Cacher
  * shares its DELETED events, the etcd3 watch and the bookmark ticks do not), so they are keyed by
- * what makes them unique (kind, namespace/name or nothing, and the revision).
+ * what makes them unique (apiVersion and kind — core/v1 and events.k8s.io/v1 Events are one stored
+ * object in two shapes —, namespace/name or nothing, and the revision).
+ *
+ * Protobuf is encoded the same way, once per object and once per event: an object's `k8s\0` +
+ * Unknown bytes (`protobufOf`), its message alone for list items (`protobufMessageOf`), and the
+ * length-prefixed WatchEvent frame of an event (`protobufEventBytesAs`).
  */
 import type { KubeObject } from "../api/object-meta.js"
+import { encodeMessage, encodeProtobuf, watchFrame } from "../api/protobuf/envelope.js"
 import type { WatchEvent } from "../api/watch-event.js"
 
 const encoder = new TextEncoder()
@@ -42,39 +48,65 @@ export const jsonOf = (obj: object): string => {
 
 const line = (type: string, objJson: string): Uint8Array => encoder.encode(`{"type":"${type}","object":${objJson}}\n`)
 
-const cachedIn = (map: WeakMap<object, Uint8Array>, type: string, obj: object): Uint8Array => {
+/** One wire encoding of watch events: per-object caches and how an event's bytes are made. */
+interface EventEncoding {
+  /** tells its entries in `recent` apart from the other encoding's */
+  readonly tag: string
+  readonly added: WeakMap<object, Uint8Array>
+  readonly modified: WeakMap<object, Uint8Array>
+  /** an event of an object whose own encoding is cached (watch cache objects are shared) */
+  readonly shared: (type: string, obj: KubeObject) => Uint8Array
+  /** an event of an object met once */
+  readonly fresh: (type: string, obj: KubeObject) => Uint8Array
+}
+
+const cachedIn = (map: WeakMap<object, Uint8Array>, make: () => Uint8Array, obj: object): Uint8Array => {
   let b = map.get(obj)
   if (b === undefined) {
-    b = line(type, jsonOf(obj))
+    b = make()
     map.set(obj, b)
   }
   return b
 }
 
-/** The bytes of one watch event. */
-export const eventBytes = (e: WatchEvent): Uint8Array => {
+/** an ADDED or MODIFIED event's bytes, once per object (no closure: this runs per event per watcher) */
+const sharedIn = (
+  map: WeakMap<object, Uint8Array>,
+  enc: EventEncoding,
+  type: "ADDED" | "MODIFIED",
+  obj: KubeObject
+): Uint8Array => {
+  let b = map.get(obj)
+  if (b === undefined) {
+    b = enc.shared(type, obj)
+    map.set(obj, b)
+  }
+  return b
+}
+
+const encodeEvent = (enc: EventEncoding, e: WatchEvent): Uint8Array => {
   switch (e.type) {
     case "ADDED":
-      return cachedIn(addedLines, "ADDED", e.object)
+      return sharedIn(enc.added, enc, "ADDED", e.object)
     case "MODIFIED":
-      return cachedIn(modifiedLines, "MODIFIED", e.object)
+      return sharedIn(enc.modified, enc, "MODIFIED", e.object)
     case "DELETED": {
       const m = e.object.metadata
       return recent.get(
-        `D\u0000${e.object.kind}\u0000${m.namespace ?? ""}\u0000${m.name ?? ""}\u0000${m.resourceVersion ?? ""}`,
-        () => line("DELETED", JSON.stringify(e.object))
+        `${enc.tag}D\u0000${e.object.apiVersion}\u0000${e.object.kind}\u0000${m.namespace ?? ""}\u0000${m.name ?? ""}\u0000${m.resourceVersion ?? ""}`,
+        () => enc.fresh("DELETED", e.object)
       )
     }
     case "BOOKMARK": {
       const m = e.object.metadata
       const end = m.annotations !== undefined && m.annotations !== null
       return recent.get(
-        `B\u0000${e.object.apiVersion}\u0000${e.object.kind}\u0000${m.resourceVersion ?? ""}\u0000${end}`,
-        () => line("BOOKMARK", JSON.stringify(e.object))
+        `${enc.tag}B\u0000${e.object.apiVersion}\u0000${e.object.kind}\u0000${m.resourceVersion ?? ""}\u0000${end}`,
+        () => enc.fresh("BOOKMARK", e.object)
       )
     }
     case "ERROR":
-      return line("ERROR", JSON.stringify(e.object))
+      return enc.fresh("ERROR", e.object)
   }
 }
 
@@ -83,8 +115,45 @@ export const asVersion = (obj: KubeObject, apiVersion: string): KubeObject =>
   obj.apiVersion === apiVersion ? obj : { ...obj, apiVersion }
 
 /** One event's bytes for a watcher of `apiVersion` (shared unless the version differs). */
-export const eventBytesAs = (e: WatchEvent, apiVersion: string): Uint8Array => {
+const encodeEventAs = (enc: EventEncoding, e: WatchEvent, apiVersion: string): Uint8Array => {
   if (e.type === "ERROR" || e.object.apiVersion === apiVersion || e.object.apiVersion === undefined)
-    return eventBytes(e)
-  return line(e.type, JSON.stringify(asVersion(e.object, apiVersion)))
+    return encodeEvent(enc, e)
+  return enc.fresh(e.type, asVersion(e.object, apiVersion))
 }
+
+const JSON_EVENTS: EventEncoding = {
+  tag: "",
+  added: addedLines,
+  modified: modifiedLines,
+  shared: (type, obj) => line(type, jsonOf(obj)),
+  fresh: (type, obj) => line(type, JSON.stringify(obj))
+}
+
+/** The JSON line of one watch event. */
+export const eventBytes = (e: WatchEvent): Uint8Array => encodeEvent(JSON_EVENTS, e)
+
+/** One event's JSON line for a watcher of `apiVersion`. */
+export const eventBytesAs = (e: WatchEvent, apiVersion: string): Uint8Array => encodeEventAs(JSON_EVENTS, e, apiVersion)
+
+const objectProtobuf = new WeakMap<object, Uint8Array>()
+const objectMessage = new WeakMap<object, Uint8Array>()
+
+/** `k8s\0` + Unknown of an object with a protobuf message, once per object (NotMarshalable otherwise). */
+export const protobufOf = (obj: KubeObject): Uint8Array => cachedIn(objectProtobuf, () => encodeProtobuf(obj), obj)
+
+/** An object's message alone (a list's item), once per object. */
+export const protobufMessageOf = (obj: KubeObject): Uint8Array =>
+  // encodeProtobuf throws NotMarshalable for an object without a message
+  cachedIn(objectMessage, () => encodeMessage(obj) ?? encodeProtobuf(obj), obj)
+
+const PROTOBUF_EVENTS: EventEncoding = {
+  tag: "P",
+  added: new WeakMap(),
+  modified: new WeakMap(),
+  shared: (type, obj) => watchFrame(type, protobufOf(obj)),
+  fresh: (type, obj) => watchFrame(type, encodeProtobuf(obj))
+}
+
+/** One event's protobuf frame for a watcher of `apiVersion` (shared unless the version differs). */
+export const protobufEventBytesAs = (e: WatchEvent, apiVersion: string): Uint8Array =>
+  encodeEventAs(PROTOBUF_EVENTS, e, apiVersion)

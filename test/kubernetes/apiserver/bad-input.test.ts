@@ -202,7 +202,8 @@ describe("apiserver: bad input", () => {
     )
     expectStatus(
       await request(url(), "GET", `/api/v1/namespaces/${ns}/configmaps`, undefined, {
-        accept: "application/vnd.kubernetes.protobuf"
+        // a Table is JSON or YAML only (protobuf Accept bodies: test/kubernetes/apiserver/protobuf.test.ts)
+        accept: "application/vnd.kubernetes.protobuf;as=Table;g=meta.k8s.io;v=v1"
       }),
       406,
       "NotAcceptable"

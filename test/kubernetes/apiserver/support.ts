@@ -72,6 +72,15 @@ export const request = async (
   return { status: res.status, headers: res.headers, body: parsed, text }
 }
 
+/**
+ * Polls until `f` holds: for what the server does after it answers (a CRD is served once its
+ * controller saw it, a metric once the cache took the event). No deadline of its own, so no claim
+ * about how long that takes on a loaded machine; the test's timeout ends a wait that never ends.
+ */
+export const until = async (f: () => Promise<boolean>): Promise<void> => {
+  while (!(await f())) await new Promise((r) => setTimeout(r, 10))
+}
+
 let counter = 0
 /** A fresh namespace for one test. */
 export const newNamespace = async (base: string, prefix = "t"): Promise<string> => {

@@ -9,16 +9,7 @@ import * as path from "node:path"
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { startInProcess } from "../../server/support/in-process.js"
-import { configMap, newNamespace, onApiServer, request, startApiServer, widgetCRD } from "./support.js"
-
-/**
- * Polls until `f` holds: for what the server does after it answers (a CRD is served once its
- * controller saw it, a metric once the cache took the event). No deadline of its own, so no claim
- * about how long that takes on a loaded machine; the test's timeout ends a wait that never ends.
- */
-const until = async (f: () => Promise<boolean>): Promise<void> => {
-  while (!(await f())) await new Promise((r) => setTimeout(r, 10))
-}
+import { configMap, newNamespace, onApiServer, request, startApiServer, until, widgetCRD } from "./support.js"
 
 describe("apiserver: verbs", () => {
   const server = onApiServer()

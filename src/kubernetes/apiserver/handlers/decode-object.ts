@@ -22,6 +22,8 @@ export const decodeRequestObject = (
     const obj = yield* decodeBody(decoder, bytes, {
       kind: s.info.kind,
       version: s.version,
+      apiVersion: s.apiVersion,
+      custom: s.info.custom,
       schema: ctx.strategy.schema,
       coerce: ctx.strategy.coerce,
       fieldValidation: options.fieldValidation,

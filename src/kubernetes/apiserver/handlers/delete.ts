@@ -10,6 +10,7 @@ import { Effect } from "effect"
 import type { KubeObject } from "../../api/object-meta.js"
 import type { StatusError } from "../../api/status.js"
 import { readBody } from "../body.js"
+import { mediaTypeOf } from "../write/decode.js"
 import { listQuery } from "../query.js"
 import { deleteNamespace } from "../write/namespace-delete.js"
 import { deleteOptions, type DeleteOptions } from "../write/options.js"
@@ -52,7 +53,11 @@ export const deleteOne = (
   name: string
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
   Effect.gen(function* () {
-    const options = yield* deleteOptions(yield* readBody(s.request), s.url.searchParams)
+    const options = yield* deleteOptions(
+      yield* readBody(s.request),
+      s.url.searchParams,
+      mediaTypeOf(s.request.headers["content-type"])
+    )
     const ctx = writeContext(s, options.dryRun)
     const r = yield* deleteVia(ctx, name, options)
     if (r.deleted && !ctx.strategy.returnDeletedObject && !isNamespaces(s))
@@ -65,7 +70,11 @@ export const deleteCollection = (s: RequestScope): Effect.Effect<HttpServerRespo
   Effect.gen(function* () {
     const q = yield* listQuery(s.url.searchParams, false)
     const predicate = yield* predicateOf(s, q)
-    const options = yield* deleteOptions(yield* readBody(s.request), s.url.searchParams)
+    const options = yield* deleteOptions(
+      yield* readBody(s.request),
+      s.url.searchParams,
+      mediaTypeOf(s.request.headers["content-type"])
+    )
     const ctx = writeContext(s, options.dryRun)
     const list = yield* storeDeleteCollection(ctx, listKey(s), predicate, q.resourceVersion, (item) =>
       deleteVia(ctx, item.metadata.name!, options, item.metadata.namespace)

@@ -145,6 +145,8 @@ export const updateScale = (
     const scale = yield* decodeBody(decoder, bytes, {
       kind: "Scale",
       version: "v1",
+      apiVersion: "autoscaling/v1",
+      custom: false,
       schema: ScaleType,
       fieldValidation: options.fieldValidation,
       warnings: s.warnings

@@ -1,5 +1,6 @@
 /**
- * endpoints/handlers/watch.go serveWatch: the storage's watch as a chunked NDJSON stream. Errors
+ * endpoints/handlers/watch.go serveWatch: the storage's watch as a chunked NDJSON stream, or
+ * length-prefixed protobuf WatchEvents (`application/vnd.kubernetes.protobuf;stream=watch`). Errors
  * before the watch exists are ordinary Status responses; afterwards an error is one ERROR event
  * and the stream ends. The headers go out before the first event, the stream ends at
  * `timeoutSeconds` (default 1800 s × (1 + rand), as minRequestTimeout), on client disconnect (the
@@ -22,9 +23,10 @@ import { watchInto } from "../../storage/watch-sink.js"
 import type { Cell } from "../metrics.js"
 import type { ListQuery } from "../query.js"
 import { asObjectRepresentation, partialObjectMetadata } from "../negotiation.js"
+import { encodeProtobuf, PROTOBUF_WATCH_TYPE, watchFrame } from "../../api/protobuf/envelope.js"
 import { JSON_TYPE } from "../response.js"
 import { includeObjectOf, tableOf } from "../table.js"
-import { eventBytesAs } from "../watch-encoder.js"
+import { eventBytesAs, protobufEventBytesAs } from "../watch-encoder.js"
 import { predicateOf } from "./list.js"
 import { listKey, type RequestScope } from "./scope.js"
 
@@ -44,20 +46,25 @@ const tableEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
   return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(t)}}\n`)
 }
 
-/**
- * watch-encoder.ts shares a DELETED event's bytes by kind, namespace, name and RV: two groups
- * over one storage (core/v1 and events.k8s.io/v1 Events) delete the same object at the same RV in
- * two shapes, so theirs are encoded per watcher.
- */
-const ownDeletedEvent = (s: RequestScope, e: WatchEvent): Uint8Array =>
-  e.type === "DELETED"
-    ? encoder.encode(`{"type":"DELETED","object":${JSON.stringify(e.object)}}\n`)
-    : eventBytesAs(e, s.apiVersion)
-
 const partialEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
   if (e.type === "ERROR") return eventBytesAs(e, s.apiVersion)
   const o = partialObjectMetadata(e.object, s.output.metaVersion)
   return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(o)}}\n`)
+}
+
+/** PartialObjectMetadata events in protobuf (ERROR events carry their Status). */
+const partialProtobufEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
+  if (e.type === "ERROR") return protobufEventBytesAs(e, s.apiVersion)
+  return watchFrame(e.type, encodeProtobuf(partialObjectMetadata(e.object, s.output.metaVersion)))
+}
+
+const encoderOf = (s: RequestScope): ((e: WatchEvent) => Uint8Array) => {
+  if (s.output.as === "Table") return (e) => tableEvent(s, e)
+  if (s.output.protobuf)
+    return s.output.as === "PartialObjectMetadata"
+      ? (e) => partialProtobufEvent(s, e)
+      : (e) => protobufEventBytesAs(e, s.apiVersion)
+  return s.output.as === "PartialObjectMetadata" ? (e) => partialEvent(s, e) : (e) => eventBytesAs(e, s.apiVersion)
 }
 
 export const watch = (
@@ -77,14 +84,7 @@ export const watch = (
         const r = asObjectRepresentation(s.info, s.output, { metadata: {} })
         if (Either.isLeft(r)) return yield* Effect.fail(r.left)
       }
-      const encode =
-        s.output.as === "Table"
-          ? (e: WatchEvent) => tableEvent(s, e)
-          : s.output.as === "PartialObjectMetadata"
-            ? (e: WatchEvent) => partialEvent(s, e)
-            : s.info.sharedStorage === true
-              ? (e: WatchEvent) => ownDeletedEvent(s, e)
-              : (e: WatchEvent) => eventBytesAs(e, s.apiVersion)
+      const encode = encoderOf(s)
       // the watch's context deadline (cacheWatcher sends its last bookmark 2 s before it)
       const deadline = (yield* Clock.currentTimeMillis) + timeoutSeconds * 1000
       const res = NodeHttpServerRequest.toServerResponse(s.request)
@@ -93,7 +93,10 @@ export const watch = (
       const start = () => {
         if (started) return
         started = true
-        res.writeHead(200, { "content-type": JSON_TYPE, "cache-control": "no-cache, private" })
+        res.writeHead(200, {
+          "content-type": s.output.protobuf ? PROTOBUF_WATCH_TYPE : JSON_TYPE,
+          "cache-control": "no-cache, private"
+        })
         res.flushHeaders()
       }
       let corked = false

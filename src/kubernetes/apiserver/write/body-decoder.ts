@@ -13,9 +13,23 @@ export interface DecodedDocument {
   readonly offsets: ReadonlyMap<string, number>
 }
 
+/** What the endpoint decodes into: its apiVersion and kind (a body's defaults), and whether it is a custom resource. */
+export interface DecodeInto {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly custom: boolean
+}
+
+/**
+ * A decoder's error: its text, and the apiVersion and kind it had read when the error came after
+ * them (transformDecodeError then says `<Kind> in version "<v>" cannot be handled as a …`).
+ */
+export type DecodeFailure =
+  string | { readonly message: string; readonly gvk: { readonly apiVersion: string; readonly kind: string } }
+
 export interface BodyDecoder {
   /** the media types it reads (Content-Type without parameters) */
   readonly mediaTypes: ReadonlyArray<string>
-  /** the document, or the decoder's error text (reported as the apiserver reports a decode error) */
-  readonly decode: (bytes: Uint8Array) => Either.Either<DecodedDocument, string>
+  /** the document, or the decoder's error (reported as the apiserver reports a decode error) */
+  readonly decode: (bytes: Uint8Array, into: DecodeInto) => Either.Either<DecodedDocument, DecodeFailure>
 }

@@ -31,9 +31,9 @@ import type { BodyDecoder, DecodedDocument } from "./body-decoder.js"
 
 const GVK_ERROR = "couldn't get version/kind; json parse error: "
 
-export const jsonDecoder: BodyDecoder = {
+export const jsonDecoder = {
   mediaTypes: ["application/json"],
-  decode: (bytes) => {
+  decode: (bytes: Uint8Array): Either.Either<DecodedDocument, string> => {
     const r = parseGoJson(bytes)
     if (r instanceof GoJsonSyntaxError) return Either.left(GVK_ERROR + r.message)
     return Either.right({
@@ -45,7 +45,7 @@ export const jsonDecoder: BodyDecoder = {
       offsets: r.offsets
     })
   }
-}
+} satisfies BodyDecoder
 
 const yamlMessage = (e: YAML.YAMLError): string => {
   const line = e.linePos?.[0]?.line
@@ -177,6 +177,10 @@ export interface BodyContext {
   /** the URL's kind and version ("ConfigMap", "v1"): the decode errors name them */
   readonly kind: string
   readonly version: string
+  /** the URL's apiVersion ("v1", "coordination.k8s.io/v1") */
+  readonly apiVersion: string
+  /** a custom resource's endpoint */
+  readonly custom: boolean
   readonly schema: GoSchema
   /** the strategy's schema coercion (a custom resource's pruning) */
   readonly coerce?: ((obj: Obj) => ReadonlyArray<string>) | undefined
@@ -231,8 +235,17 @@ export const decodeBody = (decoder: BodyDecoder, bytes: Uint8Array, c: BodyConte
           message: `the object provided is unrecognized (must be of type ${c.kind}): ${err} (${summarizeData(bytes)})`
         })
       )
-    const doc = decoder.decode(bytes)
-    if (Either.isLeft(doc)) return unrecognized(doc.left)
+    const doc = decoder.decode(bytes, { apiVersion: c.apiVersion, kind: c.kind, custom: c.custom })
+    if (Either.isLeft(doc)) {
+      const e = doc.left
+      if (typeof e === "string") return unrecognized(e)
+      const version = e.gvk.apiVersion.split("/").pop()!
+      return Effect.fail(
+        new BadRequest({
+          message: `${e.gvk.kind} in version ${JSON.stringify(version)} cannot be handled as a ${c.kind}: ${e.message}`
+        })
+      )
+    }
     const gvk = interpret(doc.right.value)
     if (Either.isLeft(gvk)) return unrecognized(gvk.left)
     const kind = gvk.right.kind === "" ? c.kind : gvk.right.kind

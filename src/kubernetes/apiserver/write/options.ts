@@ -8,6 +8,7 @@
 import { Effect, Either, Schema } from "effect"
 import * as F from "../../api/field.js"
 import { GoJsonSyntaxError, parseGoJson } from "../../api/go-json.js"
+import { decodeProtobuf, PROTOBUF_TYPE } from "../../api/protobuf/envelope.js"
 import { BadRequest, type FieldError, newInvalid, type StatusError } from "../../api/status.js"
 import { decodeGo, goBool, goInt, goSlice, goString, goStruct, goStructOnly } from "../kinds/go-types.js"
 import { parseBool } from "../query.js"
@@ -139,7 +140,18 @@ type RawDelete = {
 const GVK_ERROR = "couldn't get version/kind; json parse error: "
 
 /** The body's DeleteOptions (the decoder's error as a 400, non-strict), or the query's when the body is empty. */
-const rawDeleteOptions = (body: Uint8Array, q: URLSearchParams): Either.Either<RawDelete, BadRequest> => {
+/** A DeleteOptions body in protobuf (what client-go's typed clients send) as its JSON document. */
+const protobufDeleteOptions = (body: Uint8Array): Either.Either<unknown, BadRequest> =>
+  Either.mapLeft(
+    decodeProtobuf(body, { apiVersion: "meta.k8s.io/v1", kind: "DeleteOptions", custom: false }),
+    (e) => new BadRequest({ message: e.message })
+  )
+
+const rawDeleteOptions = (
+  body: Uint8Array,
+  q: URLSearchParams,
+  contentType: string
+): Either.Either<RawDelete, BadRequest> => {
   if (body.length === 0) {
     const grace = q.get("gracePeriodSeconds")
     if (grace !== null && !/^[+-]?[0-9]+$/.test(grace))
@@ -155,9 +167,16 @@ const rawDeleteOptions = (body: Uint8Array, q: URLSearchParams): Either.Either<R
       ...(policy === null ? {} : { propagationPolicy: policy })
     })
   }
-  const parsed = parseGoJson(body)
-  if (parsed instanceof GoJsonSyntaxError) return Either.left(new BadRequest({ message: GVK_ERROR + parsed.message }))
-  const doc = parsed.value ?? {}
+  let doc: unknown
+  if (contentType === PROTOBUF_TYPE) {
+    const decoded = protobufDeleteOptions(body)
+    if (Either.isLeft(decoded)) return Either.left(decoded.left)
+    doc = decoded.right
+  } else {
+    const parsed = parseGoJson(body)
+    if (parsed instanceof GoJsonSyntaxError) return Either.left(new BadRequest({ message: GVK_ERROR + parsed.message }))
+    doc = parsed.value ?? {}
+  }
   if (typeof doc !== "object" || Array.isArray(doc)) {
     return Either.left(
       new BadRequest({
@@ -174,9 +193,13 @@ const rawDeleteOptions = (body: Uint8Array, q: URLSearchParams): Either.Either<R
 }
 
 /** DeleteOptions of a DELETE or deletecollection, validated (ValidateDeleteOptions). */
-export const deleteOptions = (body: Uint8Array, q: URLSearchParams): Effect.Effect<DeleteOptions, StatusError> =>
+export const deleteOptions = (
+  body: Uint8Array,
+  q: URLSearchParams,
+  contentType = "application/json"
+): Effect.Effect<DeleteOptions, StatusError> =>
   Effect.suspend((): Effect.Effect<DeleteOptions, StatusError> => {
-    const raw = rawDeleteOptions(body, q)
+    const raw = rawDeleteOptions(body, q, contentType)
     if (Either.isLeft(raw)) return Effect.fail(raw.left)
     const o = raw.right
     const errs: Array<FieldError> = []
