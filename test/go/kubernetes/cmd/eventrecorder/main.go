@@ -36,7 +36,7 @@ func main() {
 	server := flag.String("server", "", "apiserver URL")
 	namespace := flag.String("namespace", "default", "namespace of the ConfigMap and its Events")
 	timeout := flag.Duration("timeout", 30*time.Second, "how long to wait for the Events")
-	contentType := flag.String("content-type", "application/json", "the client's ContentType (empty: client-go's default)")
+	contentType := flag.String("content-type", "", "the client's ContentType (empty: client-go's default, protobuf for built-in kinds)")
 	flag.Parse()
 	fail := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "eventrecorder: "+format+"\n", args...)

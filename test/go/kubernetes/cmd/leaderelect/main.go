@@ -9,7 +9,7 @@
 //	stopped <identity>    OnStoppedLeading
 //
 // Usage: leaderelect -server http://127.0.0.1:PORT -id a [-namespace default] [-name lock]
-// [-lease 2s -renew 1500ms -retry 250ms] [-content-type application/json]
+// [-lease 2s -renew 1500ms -retry 250ms] [-content-type application/json]  (default: protobuf)
 package main
 
 import (
@@ -36,7 +36,7 @@ func main() {
 	lease := flag.Duration("lease", 2*time.Second, "LeaseDuration")
 	renew := flag.Duration("renew", 1500*time.Millisecond, "RenewDeadline")
 	retry := flag.Duration("retry", 250*time.Millisecond, "RetryPeriod")
-	contentType := flag.String("content-type", "application/json", "the client's ContentType (empty: client-go's default)")
+	contentType := flag.String("content-type", "", "the client's ContentType (empty: client-go's default, protobuf for built-in kinds)")
 	flag.Parse()
 	if *server == "" || *id == "" {
 		fmt.Fprintln(os.Stderr, "leaderelect: -server and -id are required")
