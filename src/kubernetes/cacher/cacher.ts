@@ -6,7 +6,7 @@
  *   reflector fiber ──(incoming, bounded 100: back-pressure)──▶ dispatcher fiber ──▶ cacheWatchers
  *                                                          (+ a ~1 s jittered bookmark tick)
  *
- * The parts are services with their own layers (watch-cache.ts, cache-watchers.ts, ready.ts,
+ * The parts are services with their own layers (watch-cache.ts, indexed-watchers.ts, ready.ts,
  * dispatcher.ts, reflector.ts, progress-requester.ts); `Cacher.layer` composes them in one scope
  * with this file's Storage face on top. Closing the scope interrupts the fibers and ends every watch.
  */
