@@ -12,6 +12,7 @@ import { decoderFor } from "../write/decode.js"
 import { createOptions } from "../write/options.js"
 import { create as storeCreate, defaulted } from "../write/store.js"
 import { decodeRequestObject } from "./decode-object.js"
+import { trackManagedFields } from "./field-manager.js"
 import { objectResponse } from "./output.js"
 import { type RequestScope, writeContext } from "./scope.js"
 
@@ -22,6 +23,7 @@ export const create = (s: RequestScope): Effect.Effect<HttpServerResponse.HttpSe
     const options = yield* createOptions(s.url.searchParams)
     const ctx = writeContext(s, options.dryRun)
     const obj = yield* decodeRequestObject(s, ctx, decoder, bytes, options)
-    const stored = yield* storeCreate(ctx, yield* defaulted(ctx, "CREATE", obj))
+    const tracked = trackManagedFields(s, options.fieldManager, undefined, yield* defaulted(ctx, "CREATE", obj))
+    const stored = yield* storeCreate(ctx, tracked)
     return yield* objectResponse(s, stored, 201)
   })

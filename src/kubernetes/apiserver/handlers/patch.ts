@@ -12,26 +12,26 @@ import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either } from "effect"
 import * as JsonPatch from "fast-json-patch"
 import * as MergePatch from "json-merge-patch"
-import * as F from "../../api/field.js"
-import { goJsonError, goMarshalSorted, GoJsonSyntaxError, parseGoJson, renderPath } from "../../api/go-json.js"
+import { goJsonError, GoJsonSyntaxError, parseGoJson, renderPath } from "../../api/go-json.js"
 import type { KubeObject } from "../../api/object-meta.js"
-import { BadRequest, Invalid, newInvalid, type StatusError, UnsupportedMediaType } from "../../api/status.js"
+import { BadRequest, Invalid, type StatusError, UnsupportedMediaType } from "../../api/status.js"
 import { readBody } from "../body.js"
-import type { Obj } from "../kinds/strategy.js"
-import { strictText, typeCheck, warnStrict } from "../write/decode.js"
-import { type FieldValidation, patchOptions } from "../write/options.js"
+import { patchOptions } from "../write/options.js"
 import { defaulted, update as storeUpdate } from "../write/store.js"
-import type { Warnings } from "../write/warnings.js"
+import { serverSideApply } from "./apply.js"
+import { decodePatched, type Patched, type PatchType } from "./decode-patched.js"
+import { trackManagedFields } from "./field-manager.js"
 import { objectResponse } from "./output.js"
 import { type RequestScope, writeContext } from "./scope.js"
 
-export type PatchType = "json" | "merge" | "strategic"
+export type { PatchType }
 
 const patchTypeOf = (contentType: string | undefined, strategic: boolean): PatchType | undefined => {
   const t = (contentType ?? "").split(";")[0]!.trim().toLowerCase()
   if (t === "application/json-patch+json") return "json"
   if (t === "application/merge-patch+json") return "merge"
   if (t === "application/strategic-merge-patch+json" && strategic) return "strategic"
+  if (t === "application/apply-patch+yaml") return "apply"
   return undefined
 }
 
@@ -39,19 +39,8 @@ const unsupported = (strategic: boolean) =>
   new UnsupportedMediaType({
     message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json${
       strategic ? ", application/strategic-merge-patch+json" : ""
-    }`
+    }, application/apply-patch+yaml`
   })
-
-/** Go's %+v of a decoded JSON map (what an SMP error prints as the patch). */
-const goPrint = (u: unknown): string => {
-  if (u === null || u === undefined) return "<nil>"
-  if (Array.isArray(u)) return `[${u.map(goPrint).join(" ")}]`
-  if (typeof u === "object") {
-    const keys = Object.keys(u).sort()
-    return `map[${keys.map((k) => `${k}:${goPrint((u as Record<string, unknown>)[k])}`).join(" ")}]`
-  }
-  return String(u)
-}
 
 const JSON_PATCH_OP_FIELDS = ["op", "path", "from", "value"]
 
@@ -142,40 +131,6 @@ export const applyPatch = (type: PatchType, current: KubeObject, patch: unknown)
     return Effect.succeed(MergePatch.apply(doc, patch) as unknown)
   })
 
-interface Patched {
-  readonly type: PatchType
-  readonly patch: unknown
-  /** the patch's own strict violations (duplicate fields, a JSON patch's unknown fields) */
-  readonly strict: ReadonlyArray<string>
-}
-
-/** The patched object through the kind's Go type: 422 on `patch` for a type error or (Strict) a strict one. */
-const decodePatched = (
-  s: RequestScope,
-  p: Patched,
-  patched: unknown,
-  fieldValidation: FieldValidation,
-  warnings: Warnings
-): Effect.Effect<Obj, StatusError> =>
-  Effect.suspend(() => {
-    const json = goMarshalSorted(patched)
-    const shown = p.type === "strategic" ? goPrint(p.patch) : json
-    const invalid = (text: string) =>
-      Effect.fail(newInvalid({ group: "", kind: "" }, "", [F.invalid("patch", shown, text)]))
-    if (typeof patched !== "object" || patched === null || Array.isArray(patched))
-      return invalid(
-        `json: cannot unmarshal ${Array.isArray(patched) ? "array" : "string"} into Go value of type map[string]interface {}`
-      )
-    const doc = parseGoJson(Buffer.from(json)) as Exclude<ReturnType<typeof parseGoJson>, GoJsonSyntaxError>
-    const strategy = writeContext(s, false).strategy
-    const typed = typeCheck(strategy.schema, { value: doc.value, strict: [], offsets: doc.offsets }, strategy.coerce)
-    if (Either.isLeft(typed)) return invalid(typed.left)
-    const strict = [...p.strict, ...typed.right.strict]
-    if (strict.length > 0 && fieldValidation === "Strict") return invalid(strictText(strict))
-    if (strict.length > 0 && fieldValidation === "Warn") warnStrict(warnings, strict)
-    return Effect.succeed(typed.right.object)
-  })
-
 export const patch = (
   s: RequestScope,
   name: string
@@ -184,6 +139,7 @@ export const patch = (
     const type = patchTypeOf(s.request.headers["content-type"], s.info.strategicMergePatch)
     if (type === undefined) return yield* Effect.fail(unsupported(s.info.strategicMergePatch))
     const bytes = yield* readBody(s.request)
+    if (type === "apply") return yield* serverSideApply(s, name, bytes)
     const options = yield* patchOptions(s.url.searchParams)
     if (goJsonError(bytes) !== undefined) return yield* Effect.fail(new BadRequest({ message: "invalid JSON patch" }))
     const parsed = parseGoJson(bytes) as Exclude<ReturnType<typeof parseGoJson>, GoJsonSyntaxError>
@@ -198,7 +154,7 @@ export const patch = (
         const patched = yield* applyPatch(type, current, p.patch)
         // a patched copy is decoded afresh: its warnings are the last attempt's
         const obj = yield* decodePatched(s, p, patched, options.fieldValidation, s.warnings)
-        return yield* defaulted(ctx, "UPDATE", obj)
+        return trackManagedFields(s, options.fieldManager, current, yield* defaulted(ctx, "UPDATE", obj))
       })
     )
     return yield* objectResponse(s, stored)

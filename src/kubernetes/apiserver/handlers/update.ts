@@ -15,6 +15,7 @@ import { checkName } from "../write/object-checks.js"
 import { updateOptions } from "../write/options.js"
 import { defaulted, update as storeUpdate } from "../write/store.js"
 import { decodeRequestObject } from "./decode-object.js"
+import { trackManagedFields } from "./field-manager.js"
 import { objectResponse } from "./output.js"
 import { type RequestScope, writeContext } from "./scope.js"
 
@@ -30,6 +31,8 @@ export const update = (
     const obj = yield* decodeRequestObject(s, ctx, decoder, bytes, options)
     yield* checkName(obj, name)
     const body = yield* defaulted(ctx, "UPDATE", obj)
-    const stored = yield* storeUpdate(ctx, name, () => Effect.sync(() => structuredClone(body) as Obj))
+    const stored = yield* storeUpdate(ctx, name, (current) =>
+      Effect.sync(() => trackManagedFields(s, options.fieldManager, current, structuredClone(body) as Obj))
+    )
     return yield* objectResponse(s, stored)
   })

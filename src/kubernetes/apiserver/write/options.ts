@@ -113,6 +113,17 @@ export const patchOptions = (q: URLSearchParams) =>
     o.force !== undefined ? [F.forbidden("force", "may not be specified for non-apply patch")] : []
   )
 
+/** ValidatePatchOptions for an apply patch: a fieldManager is required; `force` may be given. */
+export const applyOptions = (
+  q: URLSearchParams
+): Effect.Effect<WriteOptions & { readonly force: boolean }, StatusError> =>
+  Effect.map(
+    writeOptions("PatchOptions", q, (o) =>
+      o.fieldManager === "" ? [F.required("fieldManager", "is required for apply patch")] : []
+    ),
+    (w) => ({ ...w, force: parseBool(q.get("force")) === true })
+  )
+
 /** meta/v1 DeleteOptions as a Go type (a DELETE body). */
 const DeleteOptionsType = goStructOnly("DeleteOptions", "v1.DeleteOptions", {
   kind: goString(),

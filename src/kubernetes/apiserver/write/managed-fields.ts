@@ -1,0 +1,126 @@
+/**
+ * The apiserver's FieldManager for a request (endpoints/handlers' scope.FieldManager): the
+ * resource's type for server-side apply — a built-in kind's from Kubernetes' OpenAPI definitions
+ * (proto/k8s.io/openapi/definitions.json, loaded on the first write that needs it), a custom
+ * resource's from its version's structural schema — with the reset fields of the subresource, and
+ * the manager of a write (its fieldManager, else the User-Agent's product, `prefixFromUserAgent`).
+ */
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { protoDir } from "../../../proto/load.js"
+import { type FieldManagerConfig, resetFields } from "../../managedfields/field-manager.js"
+import { FieldSet } from "../../managedfields/field-set.js"
+import { fromOpenApi, type OpenApiSchema } from "../../managedfields/openapi-schema.js"
+import type { TypeSchema } from "../../managedfields/type-schema.js"
+import { apiVersionOf, type ResourceInfo } from "../resources.js"
+import { timestamp } from "./defaulting.js"
+
+interface Definitions {
+  readonly definitions: Readonly<Record<string, OpenApiSchema>>
+  readonly schema: TypeSchema
+  /** "group/version/Kind" → definition name */
+  readonly byKind: ReadonlyMap<string, string>
+}
+
+let builtin: Definitions | undefined
+
+const OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+/** the vendored definitions, parsed once */
+export const builtinDefinitions = (): Definitions => {
+  if (builtin !== undefined) return builtin
+  const file = JSON.parse(readFileSync(join(protoDir, "k8s.io/openapi/definitions.json"), "utf8")) as {
+    definitions: Record<string, OpenApiSchema>
+  }
+  const byKind = new Map<string, string>()
+  for (const [name, def] of Object.entries(file.definitions)) {
+    const gvks = def["x-kubernetes-group-version-kind"]
+    if (Array.isArray(gvks))
+      for (const g of gvks as Array<{ group: string; version: string; kind: string }>)
+        byKind.set(`${g.group}/${g.version}/${g.kind}`, name)
+  }
+  builtin = { definitions: file.definitions, schema: fromOpenApi(file.definitions), byKind }
+  return builtin
+}
+
+const customSchemas = new WeakMap<object, TypeSchema>()
+
+/** A custom resource's version as an OpenAPI definition: its schema with metadata as ObjectMeta. */
+const customSchema = (schema: OpenApiSchema): TypeSchema => {
+  let s = customSchemas.get(schema)
+  if (s === undefined) {
+    const props = { ...(schema.properties ?? {}) }
+    props["apiVersion"] = { type: "string" }
+    props["kind"] = { type: "string" }
+    props["metadata"] = { $ref: `#/definitions/${OBJECT_META}` }
+    const defs = {
+      ...builtinDefinitions().definitions,
+      "custom.resource": { ...schema, type: "object", properties: props }
+    }
+    s = fromOpenApi(defs)
+    customSchemas.set(schema, s)
+  }
+  return s
+}
+
+/** GetResetFields of the resource's strategies: what a main-resource or subresource write may not own */
+const resets = (info: ResourceInfo, subresource: string): FieldSet | undefined => {
+  if (info.custom) {
+    const hasStatus = Object.values(info.versionStrategies ?? {}).some((v) => "status" in v.subresources)
+    return resetFields(subresource, hasStatus)
+  }
+  if (info.kind === "Namespace") return FieldSet.fields([subresource === "status" ? "spec" : "status"])
+  if (info.kind === "CustomResourceDefinition")
+    return subresource === "status" ? FieldSet.fields(["metadata"], ["spec"]) : FieldSet.fields(["status"])
+  return undefined
+}
+
+/**
+ * The field manager of a write to `info` in `version` (a subresource's: "status", "finalize");
+ * undefined where none tracks managedFields (a kind without a schema, the scale subresource).
+ */
+export const fieldManagerFor = (
+  info: ResourceInfo,
+  version: string,
+  subresource: string | undefined
+): FieldManagerConfig | undefined => {
+  if (subresource === "scale") return undefined
+  const sub = subresource ?? ""
+  const gvk = { group: info.group, version, kind: info.kind }
+  let schema: TypeSchema
+  let type
+  if (info.custom) {
+    const s = info.openAPISchemas?.[version] as OpenApiSchema | undefined
+    if (s === undefined) return undefined
+    schema = customSchema(s)
+    type = { named: "custom.resource" }
+  } else {
+    const d = builtinDefinitions()
+    const name = d.byKind.get(`${info.group}/${version}/${info.kind}`)
+    if (name === undefined) return undefined
+    schema = d.schema
+    type = { named: name }
+  }
+  return {
+    typed: {
+      schema,
+      type,
+      versions: new Set(info.versions.map((v) => apiVersionOf(info.group, v))),
+      ignored: resets(info, sub)
+    },
+    gvk,
+    subresource: sub,
+    now: () => timestamp()
+  }
+}
+
+/** prefixFromUserAgent: the User-Agent up to its first "/", printable, at most 128 bytes; "unknown" when empty */
+export const managerFromUserAgent = (ua: string | undefined): string => {
+  const prefix = [...(ua ?? "").split("/")[0]!].filter((c) => /[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u.test(c)).join("")
+  let out = ""
+  for (const ch of prefix) {
+    if (Buffer.byteLength(out + ch) > 128) break
+    out += ch
+  }
+  return out === "" ? "unknown" : out
+}
