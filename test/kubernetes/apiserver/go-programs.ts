@@ -1,12 +1,13 @@
 /**
- * The Go test clients of test/go/kubernetes/cmd (client-go itself: leader election, the event
- * recorders), built with Go and cached under ~/.cache/etcd-effect/go-programs by the hash of their
- * module and sources. Without go the tests using them are skipped, unless REQUIRE_GO=1 (.ci/run),
- * when that is a failure.
+ * The Go test programs of test/go/kubernetes/cmd (client-go itself: leader election, the event
+ * recorders; Kubernetes' server-side apply as an oracle, test/support/ssa-oracle.ts), built with Go
+ * and cached under ~/.cache/etcd-effect/go-programs by the hash of their module and sources (every
+ * .go file of the program's directory). Without go the tests using them are skipped, unless
+ * REQUIRE_GO=1 (.ci/run), when that is a failure.
  */
 import { execFileSync } from "node:child_process"
 import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from "node:fs"
 import { homedir } from "node:os"
 import * as path from "node:path"
 
@@ -25,7 +26,11 @@ if (!hasGo && process.env["REQUIRE_GO"] === "1") throw new Error("go is not inst
 /** go build of test/go/kubernetes/cmd/<name> (cached); the binary's path */
 export const goProgram = (name: string): string => {
   const hash = createHash("sha256")
-  for (const f of ["go.mod", "go.sum", `cmd/${name}/main.go`]) hash.update(readFileSync(path.join(moduleDir, f)))
+  const sources = readdirSync(path.join(moduleDir, "cmd", name))
+    .filter((f) => f.endsWith(".go"))
+    .sort()
+    .map((f) => `cmd/${name}/${f}`)
+  for (const f of ["go.mod", "go.sum", ...sources]) hash.update(readFileSync(path.join(moduleDir, f)))
   const dir = path.join(process.env["XDG_CACHE_HOME"] ?? path.join(homedir(), ".cache"), "etcd-effect", "go-programs")
   const bin = path.join(dir, `${name}-${hash.digest("hex").slice(0, 16)}`)
   if (existsSync(bin)) return bin
