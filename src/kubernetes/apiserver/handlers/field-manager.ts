@@ -6,7 +6,7 @@
 import type { KubeObject } from "../../api/object-meta.js"
 import * as FieldManager from "../../managedfields/field-manager.js"
 import type { Obj } from "../kinds/strategy.js"
-import { fieldManagerFor, managerFromUserAgent } from "../write/managed-fields.js"
+import { fieldManagerFor, managerFromUserAgent, zeroValue } from "../write/managed-fields.js"
 import type { RequestScope } from "./scope.js"
 
 /** `obj` with its managedFields after a write by the request's manager (`live`: undefined on create) */
@@ -19,7 +19,7 @@ export const trackManagedFields = (
   const cfg = fieldManagerFor(s.info, s.version, s.subresource)
   if (cfg === undefined) return obj
   const manager = fieldManager !== "" ? fieldManager : managerFromUserAgent(s.request.headers["user-agent"])
-  const empty = { apiVersion: s.apiVersion, kind: s.info.kind, metadata: {} }
+  const empty = { apiVersion: s.apiVersion, kind: s.info.kind, metadata: {}, ...zeroValue(s.info) }
   const before = (live === undefined ? empty : live) as unknown as FieldManager.Obj
   return FieldManager.update(cfg, before, obj as unknown as FieldManager.Obj, manager) as unknown as Obj
 }

@@ -114,6 +114,29 @@ export const fieldManagerFor = (
   }
 }
 
+/**
+ * What Go's zero value of a built-in kind marshals to besides metadata (its non-pointer structs):
+ * the live object a create is compared with (Creater.New), so a created Namespace's empty
+ * `spec` is nobody's field, as in Kubernetes.
+ */
+export const zeroValue = (info: ResourceInfo): Record<string, unknown> => {
+  if (info.custom) return {}
+  switch (`${info.group}/${info.kind}`) {
+    case "/Namespace":
+      return { spec: {}, status: {} }
+    case "coordination.k8s.io/Lease":
+      return { spec: {} }
+    case "/Event":
+      return { involvedObject: {}, source: {} }
+    case "events.k8s.io/Event":
+      return { regarding: {} }
+    case "apiextensions.k8s.io/CustomResourceDefinition":
+      return { spec: { names: {} }, status: { acceptedNames: {} } }
+    default:
+      return {}
+  }
+}
+
 /** prefixFromUserAgent: the User-Agent up to its first "/", printable, at most 128 bytes; "unknown" when empty */
 export const managerFromUserAgent = (ua: string | undefined): string => {
   const prefix = [...(ua ?? "").split("/")[0]!].filter((c) => /[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u.test(c)).join("")
