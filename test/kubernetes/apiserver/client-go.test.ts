@@ -51,7 +51,7 @@ describe.skipIf(!hasGo && process.env["REQUIRE_GO"] !== "1")(
     }, 600_000)
     const server = onApiServer()
 
-    it("create, get, list, update, patch, delete and watch ConfigMaps, Secrets and Namespaces, and an informer, all in protobuf", async () => {
+    it("create, get, list, update, patch, apply, delete and watch ConfigMaps, Secrets and Namespaces, and an informer, all in protobuf", async () => {
       const r = await run(bin, ["-server", server().url]).catch((e: { stdout: string; stderr: string }) => e)
       expect(r.stderr).toBe("")
       expect(r.stdout).toContain("typed-client: all checks passed")

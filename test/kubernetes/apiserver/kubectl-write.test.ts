@@ -168,6 +168,37 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
       )
     }
   }, 60_000)
+
+  it("apply --server-side: creates, conflicts with another manager (exit 1), --force-conflicts, diff, prunes", async () => {
+    const cm = (data: string) =>
+      `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ssa\n  namespace: default\ndata:\n${data}`
+    const first = await kubectl(["apply", "--server-side", "-f", file("ssa.yaml", cm('  a: "1"\n  b: "2"\n'))])
+    expect(first.stdout.trim()).toBe("configmap/ssa serverside-applied")
+    await kubectl(["patch", "configmap", "ssa", "--type", "merge", "-p", '{"data":{"a":"x"}}', "--field-manager=other"])
+    const conflict = await kubectl(["apply", "--server-side", "-f", file("ssa.yaml", cm('  a: "3"\n  b: "2"\n'))])
+    expect(conflict.code).toBe(1)
+    expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "other" using v1: .data.a')
+    expect((await json(["get", "configmap", "ssa"])).data).toEqual({ a: "x", b: "2" })
+    const diff = await kubectl(["diff", "--server-side", "--force-conflicts", "-f", file("ssa.yaml", cm('  a: "3"\n'))])
+    expect(diff.code).toBe(1)
+    expect(diff.stdout).toContain('+  a: "3"')
+    expect(diff.stdout).toContain('-  b: "2"')
+    expect((await json(["get", "configmap", "ssa"])).data).toEqual({ a: "x", b: "2" })
+    const forced = await kubectl([
+      "apply",
+      "--server-side",
+      "--force-conflicts",
+      "-f",
+      file("ssa.yaml", cm('  a: "3"\n'))
+    ])
+    expect(forced.code).toBe(0)
+    const after = await json(["get", "configmap", "ssa", "--show-managed-fields"])
+    // b is no longer applied by kubectl and nobody else owns it: gone; a changed hands
+    expect(after.data).toEqual({ a: "3" })
+    expect(after.metadata.managedFields.map((e: any) => [e.manager, e.operation, e.fieldsV1])).toEqual([
+      ["kubectl", "Apply", { "f:data": { "f:a": {} } }]
+    ])
+  })
 })
 
 describe("apiserver flags", () => {

@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -110,6 +111,7 @@ func main() {
 	ns := fmt.Sprintf("typed-%d", time.Now().UnixNano()%1_000_000_000)
 	namespaces(ctx, cs, ns)
 	configMaps(ctx, cs, ns)
+	applies(ctx, cs, ns)
 	secrets(ctx, cs, ns)
 	informer(ctx, cs, ns)
 	served := servedResources(cs)
@@ -299,6 +301,38 @@ func configMaps(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 		last := evs[4].Object.(*corev1.ConfigMap)
 		equal("deleted event's object data", last.Data, map[string]string{"k": "w", "empty": "", "z": "1"})
 		equal("deleted event's binaryData", last.BinaryData, cm.BinaryData)
+	}
+}
+
+// applies: server-side apply with the typed client's apply configurations — create, a rival
+// manager's conflict (409, the apiserver's text), force, and what each manager owns afterwards.
+func applies(ctx context.Context, cs *kubernetes.Clientset, ns string) {
+	api := cs.CoreV1().ConfigMaps(ns)
+	mine := corev1ac.ConfigMap("applied", ns).WithData(map[string]string{"a": "1", "b": "2"})
+	got, err := api.Apply(ctx, mine, metav1.ApplyOptions{FieldManager: "typed-client"})
+	if !check("apply configmap (creates it)", err) {
+		return
+	}
+	equal("applied data", got.Data, map[string]string{"a": "1", "b": "2"})
+	if len(got.ManagedFields) == 1 {
+		equal("applied manager", got.ManagedFields[0].Manager+" "+string(got.ManagedFields[0].Operation), "typed-client Apply")
+	} else {
+		fail("applied managedFields: want one entry, got %d", len(got.ManagedFields))
+	}
+	rival := corev1ac.ConfigMap("applied", ns).WithData(map[string]string{"a": "9"})
+	_, err = api.Apply(ctx, rival, metav1.ApplyOptions{FieldManager: "rival"})
+	if !apierrors.IsConflict(err) {
+		fail("a rival's apply: want Conflict, got %v", err)
+	} else {
+		equal("conflict message", err.Error(), `Apply failed with 1 conflict: conflict with "typed-client": .data.a`)
+	}
+	got, err = api.Apply(ctx, rival, metav1.ApplyOptions{FieldManager: "rival", Force: true})
+	if check("forced apply", err) {
+		equal("data after the forced apply", got.Data, map[string]string{"a": "9", "b": "2"})
+		owned, err := corev1ac.ExtractConfigMap(got, "typed-client")
+		if check("extract typed-client's fields", err) {
+			equal("typed-client's fields after force", owned.Data, map[string]string{"b": "2"})
+		}
 	}
 }
 
