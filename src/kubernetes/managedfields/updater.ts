@@ -127,12 +127,7 @@ export const update = (
 }
 
 /** Updater.prune: what the applier applied before and omits now goes, unless somebody else owns it. */
-const prune = (
-  t: Typed,
-  merged: Json,
-  managers: ManagedFields,
-  last: VersionedSet | undefined
-): Json => {
+const prune = (t: Typed, merged: Json, managers: ManagedFields, last: VersionedSet | undefined): Json => {
   if (last === undefined || last.set.isEmpty() || !t.versions.has(last.apiVersion)) return merged
   const named = (s: FieldSet) => ensureNamedFieldsAreMembers(t, s)
   let pruned = removeItems(t.schema, t.type, merged, named(last.set))
