@@ -16,26 +16,9 @@ import {
   type Managed,
   type ManagedFieldsEntry
 } from "./managed-fields.js"
+import type { FieldManagerConfig, Obj } from "./field-manager-config.js"
 import { chain, type Manager } from "./manager-chain.js"
-import type { Typed } from "./updater.js"
-import type { Json, JsonMap } from "./value.js"
-
-export interface GroupVersionKind {
-  readonly group: string
-  readonly version: string
-  readonly kind: string
-}
-
-export interface FieldManagerConfig {
-  readonly typed: Typed
-  readonly gvk: GroupVersionKind
-  /** "" for the resource itself, "status" or "scale" for a subresource */
-  readonly subresource: string
-  /** the time a changed manager gets (RFC 3339, seconds, UTC) */
-  readonly now: () => string
-}
-
-export type Obj = { metadata?: Record<string, unknown> } & Record<string, Json | undefined>
+import type { JsonMap } from "./value.js"
 
 const managedFieldsOf = (o: Obj | undefined): ReadonlyArray<ManagedFieldsEntry> | null | undefined =>
   o?.metadata?.["managedFields"] as ReadonlyArray<ManagedFieldsEntry> | null | undefined
@@ -111,4 +94,5 @@ export const resetFields = (subresource: string, hasStatus: boolean): FieldSet |
       ? FieldSet.fields(["status"])
       : undefined
 
+export type { FieldManagerConfig, GroupVersionKind, Obj } from "./field-manager-config.js"
 export type { JsonMap }

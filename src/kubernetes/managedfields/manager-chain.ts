@@ -4,7 +4,7 @@
  */
 import { ApplyBadRequest, conflictError } from "./apply-errors.js"
 import { FieldSet } from "./field-set.js"
-import type { FieldManagerConfig, Obj } from "./field-manager.js"
+import type { FieldManagerConfig, Obj } from "./field-manager-config.js"
 import { type Managed, managerIdentifier } from "./managed-fields.js"
 import { compare } from "./compare.js"
 import { toFieldSet } from "./to-field-set.js"
