@@ -35,11 +35,18 @@ const patchTypeOf = (contentType: string | undefined, strategic: boolean): Patch
   return undefined
 }
 
+/** The PATCH bodies a resource accepts (strategic merge for built-in kinds); /openapi lists them too. */
+export const patchMediaTypes = (strategic: boolean): ReadonlyArray<string> => [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  ...(strategic ? ["application/strategic-merge-patch+json"] : [])
+]
+
 const unsupported = (strategic: boolean) =>
   new UnsupportedMediaType({
-    message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json${
-      strategic ? ", application/strategic-merge-patch+json" : ""
-    }`
+    message: `the body of the request was in an unknown format - accepted media types include: ${patchMediaTypes(
+      strategic
+    ).join(", ")}`
   })
 
 /** Go's %+v of a decoded JSON map (what an SMP error prints as the patch). */
