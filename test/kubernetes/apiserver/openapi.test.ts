@@ -3,20 +3,30 @@
  * group/version by the SHA-512 of its JSON; each document holds its kinds' schemas in Kubernetes'
  * v3 form (references as `allOf`, the defaults v2 prunes) with every schema they reference, and
  * the PATCH operations kubectl reads; the handler's ETag and 304, the 301 of a stale hash, the
- * immutable caching of a hashed URL, the 406; v2 holds the vendored definitions unchanged; and
- * nothing reads the definitions before an /openapi request.
+ * immutable caching of a hashed URL, the 406; v2 holds the vendored definitions unchanged, in JSON
+ * and in gnostic's protobuf, and a CRD's kind as v2 can express it; and nothing reads the
+ * definitions before an /openapi request.
  */
 import { createHash } from "node:crypto"
 import { readFileSync } from "node:fs"
 import * as path from "node:path"
 import { beforeAll, describe, expect, it } from "vitest"
 import { definitionsLoaded } from "../../../src/kubernetes/apiserver/openapi/definitions.js"
-import { onApiServer, request } from "./support.js"
+import { gnosticProtos, parseProtos } from "../../../src/proto/compile.js"
+import { protoDir } from "../../../src/proto/load.js"
+import { onApiServer, request, schemaCRD, until } from "./support.js"
+
+/** what client-go's OpenAPISchema() sends */
+const V2_PROTOBUF_ACCEPT = "application/com.github.proto-openapi.spec.v2@v1.0+protobuf"
 
 const META = "io.k8s.apimachinery.pkg.apis.meta.v1"
 const vendored = JSON.parse(
   readFileSync(path.resolve(__dirname, "../../../proto/k8s.io/openapi/definitions.json"), "utf8")
 ).definitions as Record<string, unknown>
+
+/** the names but the CRD's this file creates (its tests run in any order) */
+const builtin = (names: ReadonlyArray<string>) =>
+  names.filter((n) => !n.includes("openapi.example.com") && !n.includes("example.openapi"))
 
 /** every value of `key` anywhere in `u`, with the object holding it */
 const holders = (u: unknown, key: string, out: Array<Record<string, unknown>> = []) => {
@@ -54,7 +64,7 @@ describe("apiserver: /openapi", () => {
 
   it("the index names each group/version's document by the SHA-512 of its JSON", async () => {
     const paths = await index()
-    expect(Object.keys(paths).sort()).toEqual([
+    expect(builtin(Object.keys(paths)).sort()).toEqual([
       "api/v1",
       "apis/apiextensions.k8s.io/v1",
       "apis/coordination.k8s.io/v1",
@@ -195,6 +205,59 @@ describe("apiserver: /openapi", () => {
   it("/openapi/v2 has every vendored definition, unchanged", async () => {
     const v2 = await request(url(), "GET", "/openapi/v2", undefined, { accept: "application/json" })
     expect(v2.body.swagger).toBe("2.0")
-    expect(v2.body.definitions).toEqual(vendored)
+    const definitions = v2.body.definitions as Record<string, unknown>
+    expect(builtin(Object.keys(definitions))).toEqual(Object.keys(vendored))
+    for (const [name, def] of Object.entries(vendored)) expect(definitions[name], name).toEqual(def)
+  })
+
+  it("/openapi/v2 in gnostic's protobuf (client-go's Accept): the same definitions; 406 for what it is not", async () => {
+    const res = await fetch(`${url()}/openapi/v2`, { headers: { accept: V2_PROTOBUF_ACCEPT } })
+    expect(res.status).toBe(200)
+    expect(res.headers.get("content-type")).toBe("application/com.github.proto-openapi.spec.v2.v1.0+protobuf")
+    const Document = parseProtos(protoDir, gnosticProtos).lookupType("openapi.v2.Document")
+    const doc = Document.toObject(Document.decode(new Uint8Array(await res.arrayBuffer()))) as any
+    expect(doc.swagger).toBe("2.0")
+    const named = new Map(doc.definitions.additional_properties.map((d: any) => [d.name, d.value]))
+    expect(builtin(Array.from(named.keys()) as Array<string>)).toEqual(Object.keys(vendored).sort())
+    const configMap = named.get("io.k8s.api.core.v1.ConfigMap") as any
+    expect(configMap.description).toBe("ConfigMap holds configuration data for pods to consume.")
+    expect(configMap.type.value).toEqual(["object"])
+    const gvk = configMap.vendor_extension.find((e: any) => e.name === "x-kubernetes-group-version-kind")
+    expect(JSON.parse(gvk.value.yaml)).toEqual([{ group: "", kind: "ConfigMap", version: "v1" }])
+    const props = new Map(configMap.properties.additional_properties.map((p: any) => [p.name, p.value]))
+    expect((props.get("metadata") as any)._ref).toBe(`#/definitions/${META}.ObjectMeta`)
+    expect((props.get("data") as any).additional_properties.schema.type.value).toEqual(["string"])
+    expect((await request(url(), "GET", "/openapi/v2", undefined, { accept: "text/html" })).status).toBe(406)
+    expect((await request(url(), "GET", "/openapi/v2", undefined, { accept: "*/*" })).body.swagger).toBe("2.0")
+  })
+
+  it("a CRD's kind in v2: what v2 can express of its schema, metadata a reference with its description", async () => {
+    const crd = schemaCRD("openapi.example.com", "sprockets", "Sprocket", {
+      type: "object",
+      properties: {
+        spec: {
+          type: "object",
+          required: ["teeth", "label"],
+          properties: { teeth: { type: "integer" }, label: { type: "string", nullable: true } }
+        }
+      }
+    })
+    expect((await request(url(), "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)).status).toBe(
+      201
+    )
+    await until(async () => (await request(url(), "GET", "/openapi/v3")).body.paths["apis/openapi.example.com/v1"])
+    const v2 = (await request(url(), "GET", "/openapi/v2")).body.definitions["com.example.openapi.v1.Sprocket"]
+    expect(v2.properties.metadata).toEqual({
+      description: expect.stringMatching(/^Standard object's metadata\./),
+      $ref: `#/definitions/${META}.ObjectMeta`
+    })
+    expect(v2.properties.spec).toEqual({
+      type: "object",
+      required: ["teeth"],
+      properties: { teeth: { type: "integer" }, label: {} }
+    })
+    const v3 = (await document("apis/openapi.example.com/v1")).components.schemas["com.example.openapi.v1.Sprocket"]
+    expect(v3.properties.spec.properties.label).toEqual({ type: "string", nullable: true })
+    expect(v3.properties.spec.required).toEqual(["teeth", "label"])
   })
 })

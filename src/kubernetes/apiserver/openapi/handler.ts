@@ -2,27 +2,51 @@
  * The /openapi endpoints, with kube-openapi's handler behaviour (pkg/handler3, pkg/handler): an
  * `ETag` of the document's hash and 304 for a matching `If-None-Match`; on a group/version URL
  * with `?hash=`, a stale hash is a 301 to the current URL and a current one is cached for a year
- * (`Cache-Control: public, immutable`) — the URL changes when the document does. Documents are
- * JSON only: an Accept that allows neither JSON nor any type (client-go asks /openapi/v2 for
- * gnostic's protobuf only) is the 406 the apiserver gives a type it cannot produce.
+ * (`Cache-Control: public, immutable`) — the URL changes when the document does. The Accept
+ * clauses are tried by quality, then in order: v3 documents are JSON, /openapi/v2 is JSON or
+ * gnostic's protobuf (what client-go asks for); nothing acceptable is a bare 406, as there.
  */
 import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Clock, Effect } from "effect"
 import type { ResourceRegistry } from "../registry.js"
-import { openApiV2, openApiV3Document, openApiV3Index, type ServedDocument } from "./documents.js"
+import { openApiV2, openApiV2Protobuf, openApiV3Document, openApiV3Index, type ServedDocument } from "./documents.js"
 
-const JSON_TYPES = new Set(["application/json", "application/*", "*/*"])
+type Headers = HttpServerRequest.HttpServerRequest["headers"]
 
-/** Whether `accept` allows JSON (no header allows anything). */
-const acceptsJson = (accept: string | undefined): boolean =>
-  accept === undefined ||
-  accept.trim() === "" ||
-  accept.split(",").some((clause) => JSON_TYPES.has(clause.split(";")[0]!.trim().toLowerCase()))
+const JSON_TYPE = "application/json"
+const V2_PROTOBUF = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
+/** the media types each document is served in: Accept's type → the Content-Type answered */
+const V3_TYPES: ReadonlyArray<[string, string]> = [[JSON_TYPE, JSON_TYPE]]
+const V2_TYPES: ReadonlyArray<[string, string]> = [
+  [JSON_TYPE, JSON_TYPE],
+  ["application/com.github.proto-openapi.spec.v2@v1.0+protobuf", V2_PROTOBUF],
+  [V2_PROTOBUF, V2_PROTOBUF]
+]
 
-const etagOf = (doc: ServedDocument) => `"${doc.hash}"`
+/** The Content-Type to answer `accept` with, of `offered` (goautoneg's clause order), if any. */
+const negotiate = (accept: string | undefined, offered: ReadonlyArray<[string, string]>): string | undefined => {
+  const clauses = (accept === undefined || accept.trim() === "" ? "*/*" : accept)
+    .split(",")
+    .map((c, i) => {
+      const [type, ...params] = c.split(";").map((p) => p.trim().toLowerCase())
+      const q = params.find((p) => p.startsWith("q="))
+      return { type: type!, q: q === undefined ? 1 : Number(q.slice(2)), i }
+    })
+    .filter((c) => c.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+  for (const { type } of clauses) {
+    const [major, minor] = type.split("/")
+    const match = offered.find(([t]) => {
+      const [m, s] = t.split("/")
+      return (major === m || major === "*") && (minor === s || minor === "*")
+    })
+    if (match !== undefined) return match[1]
+  }
+  return undefined
+}
 
-const notModified = (headers: HttpServerRequest.HttpServerRequest["headers"], etag: string): boolean =>
+const notModified = (headers: Headers, etag: string): boolean =>
   (headers["if-none-match"] ?? "")
     .split(",")
     .map((t) => t.trim())
@@ -30,14 +54,19 @@ const notModified = (headers: HttpServerRequest.HttpServerRequest["headers"], et
 
 const respond = (
   doc: ServedDocument,
-  headers: HttpServerRequest.HttpServerRequest["headers"],
+  contentType: string,
+  headers: Headers,
   extra: Record<string, string> = {}
 ): HttpServerResponse.HttpServerResponse => {
-  const etag = etagOf(doc)
+  const etag = `"${doc.hash}"`
   const all = { etag, vary: "Accept", ...extra }
   if (notModified(headers, etag)) return HttpServerResponse.empty({ status: 304, headers: all })
-  return HttpServerResponse.text(doc.json, { contentType: "application/json", headers: all })
+  return typeof doc.body === "string"
+    ? HttpServerResponse.text(doc.body, { contentType, headers: all })
+    : HttpServerResponse.uint8Array(doc.body, { contentType, headers: all })
 }
+
+const notAcceptable = () => HttpServerResponse.empty({ status: 406, headers: { vary: "Accept" } })
 
 /** A year from now, as an HTTP date (handler3's Expires of a hashed URL). */
 const aYearFrom = (millis: number): string => {
@@ -46,31 +75,37 @@ const aYearFrom = (millis: number): string => {
   return d.toUTCString()
 }
 
-/** The answer to /openapi/…, or undefined for a path that is not one of its documents. */
-export const serveOpenApi = (
-  registry: ResourceRegistry,
-  path: string,
-  query: URLSearchParams,
-  headers: HttpServerRequest.HttpServerRequest["headers"]
-): Effect.Effect<HttpServerResponse.HttpServerResponse> | undefined => {
-  const p = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
-  if (p === "/openapi/v3") return Effect.sync(() => respond(openApiV3Index(registry), headers))
-  if (p === "/openapi/v2")
-    return Effect.sync(() =>
-      acceptsJson(headers["accept"]) ? respond(openApiV2(registry), headers) : HttpServerResponse.empty({ status: 406 })
-    )
-  if (!p.startsWith("/openapi/v3/")) return undefined
-  const gv = p.slice("/openapi/v3/".length)
+const v3Document = (registry: ResourceRegistry, gv: string, hash: string | null, headers: Headers) => {
   const doc = openApiV3Document(registry, gv)
   if (doc === undefined) return undefined
-  if (!acceptsJson(headers["accept"])) return Effect.succeed(HttpServerResponse.empty({ status: 406 }))
-  const hash = query.get("hash")
-  if (hash === null || hash === "") return Effect.succeed(respond(doc, headers))
+  const type = negotiate(headers["accept"], V3_TYPES)
+  if (type === undefined) return Effect.succeed(notAcceptable())
+  if (hash === null || hash === "") return Effect.succeed(respond(doc, type, headers))
   if (hash !== doc.hash)
     return Effect.succeed(
       HttpServerResponse.empty({ status: 301, headers: { location: `/openapi/v3/${gv}?hash=${doc.hash}` } })
     )
   return Effect.map(Clock.currentTimeMillis, (now) =>
-    respond(doc, headers, { "cache-control": "public, immutable", expires: aYearFrom(now) })
+    respond(doc, type, headers, { "cache-control": "public, immutable", expires: aYearFrom(now) })
   )
+}
+
+/** The answer to /openapi/…, or undefined for a path that is not one of its documents. */
+export const serveOpenApi = (
+  registry: ResourceRegistry,
+  path: string,
+  query: URLSearchParams,
+  headers: Headers
+): Effect.Effect<HttpServerResponse.HttpServerResponse> | undefined => {
+  const p = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path
+  if (p === "/openapi/v3") return Effect.sync(() => respond(openApiV3Index(registry), JSON_TYPE, headers))
+  if (p === "/openapi/v2")
+    return Effect.sync(() => {
+      const type = negotiate(headers["accept"], V2_TYPES)
+      if (type === undefined) return notAcceptable()
+      return respond(type === JSON_TYPE ? openApiV2(registry) : openApiV2Protobuf(registry), type, headers)
+    })
+  if (p.startsWith("/openapi/v3/"))
+    return v3Document(registry, p.slice("/openapi/v3/".length), query.get("hash"), headers)
+  return undefined
 }
