@@ -21,7 +21,7 @@ const METADATA_DESCRIPTION =
 
 /** A CRD kind's schema name: its group reversed, the version, the kind (com.example.v1.Widget) */
 export const customSchemaName = (r: ResourceInfo, version: string): string =>
-  `${r.group.split(".").reverse().join(".")}.${version}.${r.kind}`
+  `${r.group === "" ? "io.k8s.api.core" : r.group.split(".").reverse().join(".")}.${version}.${r.kind}`
 
 const gvk = (r: ResourceInfo, version: string) => [{ group: r.group, kind: r.kind, version }]
 
