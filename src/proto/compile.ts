@@ -58,6 +58,16 @@ export const k8sProtos: ProtoSet = {
   lazy: true
 }
 
+/**
+ * gnostic's OpenAPI v2 model (vendored, docs/decisions.md "Built-in kinds' OpenAPI"): the protobuf
+ * form of /openapi/v2 that client-go asks for (kubectl before 1.27 explains and validates with it).
+ */
+export const gnosticProtos: ProtoSet = {
+  compiledFile: "gnostic-protos.json",
+  sources: () => ["github.com/google/gnostic-models/openapiv2/OpenAPIv2.proto"],
+  entries: ["github.com/google/gnostic-models/openapiv2/OpenAPIv2.proto"]
+}
+
 export const COMPILED_FILE = etcdProtos.compiledFile
 
 /** sha256 over the set's .proto files of `dir` (name and text, in order) */
@@ -101,7 +111,10 @@ const writeSet = (dir: string, set: ProtoSet): void => {
 }
 
 /** Writes `dir`'s compiled JSON of each set present there (the build's step after tsc). */
-export const writeCompiled = (dir: string, sets: ReadonlyArray<ProtoSet> = [etcdProtos, k8sProtos]): void => {
+export const writeCompiled = (
+  dir: string,
+  sets: ReadonlyArray<ProtoSet> = [etcdProtos, k8sProtos, gnosticProtos]
+): void => {
   for (const set of sets) {
     try {
       set.sources(dir).forEach((f) => readFileSync(join(dir, f)))

@@ -21,7 +21,7 @@ import { update } from "./handlers/update.js"
 import { watch } from "./handlers/watch.js"
 import type { ApiMetrics, Cell, RequestLabels } from "./metrics.js"
 import { errorMedia, negotiateOutput } from "./negotiation.js"
-import { openApiV2, openApiV3Document, openApiV3Index } from "./openapi.js"
+import { serveOpenApi } from "./openapi/handler.js"
 import { listQuery } from "./query.js"
 import type { ResourceRegistry } from "./registry.js"
 import { requestInfo, type ResourceRequest } from "./request-info.js"
@@ -89,12 +89,6 @@ const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerRes
       return Effect.sync(() =>
         HttpServerResponse.text(ctx.metrics.text(), { contentType: "text/plain; version=0.0.4; charset=utf-8" })
       )
-  }
-  if (p === "/openapi/v3") return Effect.succeed(json(openApiV3Index(ctx.registry)))
-  if (p === "/openapi/v2") return Effect.succeed(json(openApiV2(ctx.registry)))
-  if (parts[0] === "openapi" && parts[1] === "v3") {
-    const doc = openApiV3Document(ctx.registry, parts.slice(2).join("/"))
-    if (doc !== undefined) return Effect.succeed(json(doc))
   }
   if (parts[0] === "api" && parts.length === 2) {
     const l = apiResourceList(ctx.registry, "", parts[1]!)
@@ -237,7 +231,8 @@ export const makeApp = (
         new MethodNotAllowed({ message: `the server does not allow this method on the requested resource` })
       )
     }
-    if (info._tag === "NonResource") return yield* nonResource(ctx, info.path)
+    if (info._tag === "NonResource")
+      return yield* serveOpenApi(ctx.registry, info.path, url.searchParams, req.headers) ?? nonResource(ctx, info.path)
     const warnings = new Warnings()
     const res = yield* resource(ctx, req, url, info, warnings).pipe(
       Effect.catchAll((e) => Effect.succeed(statusResponse(e, errorMedia(req.headers["accept"]))))

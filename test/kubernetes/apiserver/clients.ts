@@ -7,8 +7,11 @@ import { execFile, execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
+/** the machine's kubectl, or $KUBECTL (another version: `KUBECTL=/path/to/kubectl-1.20 npx vitest run …`) */
 export const KUBECTL =
-  ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => fs.existsSync(p)) ?? "/usr/bin/kubectl"
+  process.env["KUBECTL"] ??
+  ["/usr/bin/kubectl", "/usr/local/bin/kubectl"].find((p) => fs.existsSync(p)) ??
+  "/usr/bin/kubectl"
 export const hasKubectl = fs.existsSync(KUBECTL)
 
 export interface KubectlResult {

@@ -9,7 +9,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ensureBuilt, mainJs } from "../../server/support/process.js"
-import { hasKubectl, KUBECTL, kubectlMinor, runKubectl } from "./clients.js"
+import { hasKubectl, KUBECTL, runKubectl } from "./clients.js"
 
 /**
  * The tests below are the steps of one kubectl session against one `etcd-effect apiserver`, in
@@ -26,9 +26,8 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
   const kubectl = (args: ReadonlyArray<string>, input?: string) => runKubectl(server, home, args, input)
 
   // kubectl before 1.27 (Debian bookworm's kubernetes-client is 1.20) validates `apply` with the
-  // protobuf OpenAPI v2 document, which this server does not serve (it serves OpenAPI v3 as JSON,
-  // what newer kubectl uses): those run apply with --validate=false
-  const apply = (file: string) => kubectl(["apply", ...(kubectlMinor() < 27 ? ["--validate=false"] : []), "-f", file])
+  // protobuf OpenAPI v2 document, newer kubectl with OpenAPI v3: the server serves both
+  const apply = (file: string) => kubectl(["apply", "-f", file])
 
   const write = (name: string, text: string) => {
     const p = path.join(home, name)

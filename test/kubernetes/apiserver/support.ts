@@ -200,3 +200,16 @@ export const widgetCRD = (opts: { plural?: string; scope?: "Namespaced" | "Clust
     }
   }
 }
+
+/** A namespaced CRD of `group` with one version v1 of the given openAPIV3Schema. */
+export const schemaCRD = (group: string, plural: string, kind: string, openAPIV3Schema: unknown) => ({
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: `${plural}.${group}` },
+  spec: {
+    group,
+    scope: "Namespaced",
+    names: { plural, singular: plural.slice(0, -1), kind },
+    versions: [{ name: "v1", served: true, storage: true, schema: { openAPIV3Schema } }]
+  }
+})

@@ -35,11 +35,19 @@ const patchTypeOf = (contentType: string | undefined, strategic: boolean): Patch
   return undefined
 }
 
+/** The PATCH bodies a resource accepts (strategic merge for built-in kinds; apply); /openapi lists them too. */
+export const patchMediaTypes = (strategic: boolean): ReadonlyArray<string> => [
+  "application/json-patch+json",
+  "application/merge-patch+json",
+  ...(strategic ? ["application/strategic-merge-patch+json"] : []),
+  "application/apply-patch+yaml"
+]
+
 const unsupported = (strategic: boolean) =>
   new UnsupportedMediaType({
-    message: `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json${
-      strategic ? ", application/strategic-merge-patch+json" : ""
-    }, application/apply-patch+yaml`
+    message: `the body of the request was in an unknown format - accepted media types include: ${patchMediaTypes(
+      strategic
+    ).join(", ")}`
   })
 
 const JSON_PATCH_OP_FIELDS = ["op", "path", "from", "value"]
