@@ -163,6 +163,7 @@ describe("apiserver: /openapi", () => {
     expect(cm["x-kubernetes-group-version-kind"]).toEqual({ group: "", version: "v1", kind: "ConfigMap" })
     expect(cm.parameters.map((p: { name: string }) => p.name)).toContain("fieldValidation")
     expect(Object.keys(cm.requestBody.content)).toEqual([
+      "application/apply-patch+yaml",
       "application/json-patch+json",
       "application/merge-patch+json",
       "application/strategic-merge-patch+json"
@@ -175,6 +176,7 @@ describe("apiserver: /openapi", () => {
     const crd = crds["/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"].patch
     // this server takes no strategic merge patch of a CRD: kubectl apply sends a merge patch
     expect(Object.keys(crd.requestBody.content)).toEqual([
+      "application/apply-patch+yaml",
       "application/json-patch+json",
       "application/merge-patch+json"
     ])

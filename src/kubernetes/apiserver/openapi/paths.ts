@@ -37,7 +37,8 @@ export const objectPath = (r: ResourceInfo, gvPath: string, version: string): [s
         "x-kubernetes-action": "patch",
         parameters: [query("dryRun"), query("fieldManager"), query("fieldValidation")],
         requestBody: {
-          content: Object.fromEntries(patchMediaTypes(r.strategicMergePatch).map((t) => [t, body])),
+          // Go's map of media types: in key order, as Kubernetes publishes it
+          content: Object.fromEntries([...patchMediaTypes(r.strategicMergePatch)].sort().map((t) => [t, body])),
           required: true
         },
         responses: { "200": { description: "OK" } }
