@@ -6,7 +6,7 @@
  */
 import { Duration, Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { newNamespace, onApiServer, request, watch } from "./support.js"
+import { newNamespace, onApiServer, request, startApiServer, watch } from "./support.js"
 
 const server = onApiServer({ eventTTL: Duration.seconds(200) })
 const url = () => server().url
@@ -41,11 +41,6 @@ const newEvent = (ns: string, name: string) => ({
   note: "all good",
   type: "Normal"
 })
-
-const leaseOfKey = async (key: string) => {
-  const kv = await Effect.runPromise(server().running.client.kv.get(key))
-  return kv.kvs[0]?.lease ?? 0n
-}
 
 describe("Events", () => {
   it("are in discovery in both groups, shortName ev", async () => {
@@ -300,28 +295,40 @@ describe("Events", () => {
   })
 
   it("every write puts the key on an etcd lease of --event-ttl plus the reuse window (5%, at most 60 s)", async () => {
-    const ns = await newNamespace(url(), "ev")
-    await request(url(), "POST", core(ns), legacyEvent(ns, "a"))
-    const id = await leaseOfKey(`/registry/events/${ns}/a`)
-    expect(id).not.toBe(0n)
-    const ttl = await Effect.runPromise(server().running.client.lease.timeToLive(id))
-    // --event-ttl=200s: granted 200 + min(5% of 200, 60) = 210
-    expect(ttl.grantedTtl).toBe(210n)
-    // a second event within the window shares the lease (lease_manager.go)
-    await request(url(), "POST", v1(ns), newEvent(ns, "b"))
-    expect(await leaseOfKey(`/registry/events/${ns}/b`)).toBe(id)
-    // an update writes the TTL again (the Store's TTLFunc runs on update too)
-    await request(url(), "PATCH", `${core(ns)}/a`, { metadata: { labels: { x: "y" } } }, merge)
-    expect(await leaseOfKey(`/registry/events/${ns}/a`)).not.toBe(0n)
-    // revoking the lease (etcd's expiry) removes the events; watchers see DELETED
-    const w = watch(url(), `${core(ns)}?watch=1&resourceVersion=0`)
+    // its own apiserver: the test revokes the lease the events share, which the shared server's
+    // lease manager would go on reusing (as kube-apiserver's: its cache knows only its own grants)
+    const own = await startApiServer({ eventTTL: Duration.seconds(200) })
+    const url = () => own.url
+    const leaseOfKey = async (key: string) => {
+      const r = await Effect.runPromise(own.running.client.kv.get(key))
+      return r.kvs[0]?.lease ?? 0n
+    }
     try {
-      await w.waitFor(2)
-      await Effect.runPromise(server().running.client.lease.revoke(await leaseOfKey(`/registry/events/${ns}/a`)))
-      const events = await w.waitFor(3)
-      expect(events.slice(2).map((e) => [e.type, e.object.metadata.name])).toEqual([["DELETED", "a"]])
+      const ns = await newNamespace(url(), "ev")
+      await request(url(), "POST", core(ns), legacyEvent(ns, "a"))
+      const id = await leaseOfKey(`/registry/events/${ns}/a`)
+      expect(id).not.toBe(0n)
+      const ttl = await Effect.runPromise(own.running.client.lease.timeToLive(id))
+      // --event-ttl=200s: granted 200 + min(5% of 200, 60) = 210
+      expect(ttl.grantedTtl).toBe(210n)
+      // a second event within the window shares the lease (lease_manager.go)
+      await request(url(), "POST", v1(ns), newEvent(ns, "b"))
+      expect(await leaseOfKey(`/registry/events/${ns}/b`)).toBe(id)
+      // an update writes the TTL again (the Store's TTLFunc runs on update too)
+      await request(url(), "PATCH", `${core(ns)}/a`, { metadata: { labels: { x: "y" } } }, merge)
+      expect(await leaseOfKey(`/registry/events/${ns}/a`)).not.toBe(0n)
+      // revoking the lease (etcd's expiry) removes the events; watchers see DELETED
+      const w = watch(url(), `${core(ns)}?watch=1&resourceVersion=0`)
+      try {
+        await w.waitFor(2)
+        await Effect.runPromise(own.running.client.lease.revoke(await leaseOfKey(`/registry/events/${ns}/a`)))
+        const events = await w.waitFor(3)
+        expect(events.slice(2).map((e) => [e.type, e.object.metadata.name])).toEqual([["DELETED", "a"]])
+      } finally {
+        w.close()
+      }
     } finally {
-      w.close()
+      await own.close()
     }
   })
 })
