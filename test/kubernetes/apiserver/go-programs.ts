@@ -1,8 +1,11 @@
 /**
- * The Go test programs of test/go/kubernetes/cmd (client-go itself: leader election, the event
- * recorders; Kubernetes' server-side apply as an oracle, test/support/ssa-oracle.ts), built with Go
- * and cached under ~/.cache/etcd-effect/go-programs by the hash of their module and sources (every
- * .go file of the program's directory). Without go the tests using them are skipped, unless
+ * The Go test programs of test/go/<module>/cmd: in test/go/kubernetes, client-go itself (leader
+ * election, the event recorders) and Kubernetes' server-side apply as an oracle
+ * (test/support/ssa-oracle.ts); in test/go/controller-runtime, a controller-runtime manager
+ * (controller-runtime.test.ts). Each module has its own go.mod, so one module's dependencies never
+ * change another's (test/go/kubernetes/go.mod also keys the cached kube-apiserver build). Built with
+ * Go and cached under ~/.cache/etcd-effect/go-programs by the hash of their module and sources
+ * (every .go file of the program's directory). Without go the tests using them are skipped, unless
  * REQUIRE_GO=1 (.ci/run), when that is a failure.
  */
 import { execFileSync } from "node:child_process"
@@ -11,7 +14,8 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync } from "no
 import { homedir } from "node:os"
 import * as path from "node:path"
 
-const moduleDir = path.resolve(__dirname, "../../go/kubernetes")
+/** the Go modules under test/go */
+export type GoModule = "kubernetes" | "controller-runtime"
 
 export const hasGo = (() => {
   try {
@@ -23,8 +27,9 @@ export const hasGo = (() => {
 })()
 if (!hasGo && process.env["REQUIRE_GO"] === "1") throw new Error("go is not installed (REQUIRE_GO=1)")
 
-/** go build of test/go/kubernetes/cmd/<name> (cached); the binary's path */
-export const goProgram = (name: string): string => {
+/** go build of test/go/<module>/cmd/<name> (cached); the binary's path */
+export const goProgram = (name: string, module: GoModule = "kubernetes"): string => {
+  const moduleDir = path.resolve(__dirname, "../../go", module)
   const hash = createHash("sha256")
   const sources = readdirSync(path.join(moduleDir, "cmd", name))
     .filter((f) => f.endsWith(".go"))
