@@ -18,7 +18,6 @@ import {
 } from "./managed-fields.js"
 import type { FieldManagerConfig, Obj } from "./field-manager-config.js"
 import { chain, type Manager } from "./manager-chain.js"
-import type { JsonMap } from "./value.js"
 
 const managedFieldsOf = (o: Obj | undefined): ReadonlyArray<ManagedFieldsEntry> | null | undefined =>
   o?.metadata?.["managedFields"] as ReadonlyArray<ManagedFieldsEntry> | null | undefined
@@ -49,7 +48,7 @@ const decodeLiveOrNew = (cfg: FieldManagerConfig, live: Obj, next: Obj): Managed
   return decodeOrEmpty(managedFieldsOf(live))
 }
 
-export const setManagedFields = (o: Obj, entries: ReadonlyArray<ManagedFieldsEntry> | undefined): void => {
+const setManagedFields = (o: Obj, entries: ReadonlyArray<ManagedFieldsEntry> | undefined): void => {
   o.metadata ??= {}
   if (entries === undefined) delete o.metadata["managedFields"]
   else o.metadata["managedFields"] = entries
@@ -95,4 +94,3 @@ export const resetFields = (subresource: string, hasStatus: boolean): FieldSet |
       : undefined
 
 export type { FieldManagerConfig, GroupVersionKind, Obj } from "./field-manager-config.js"
-export type { JsonMap }

@@ -10,7 +10,7 @@ import { compare } from "./compare.js"
 import { toFieldSet } from "./to-field-set.js"
 import * as Updater from "./updater.js"
 import { Conflicts } from "./updater.js"
-import { equalValues, type Json } from "./value.js"
+import type { Json } from "./value.js"
 
 export interface Result {
   readonly object: Obj
@@ -294,5 +294,3 @@ export const chain = (cfg: FieldManagerConfig): Manager => {
     }
   }
 }
-
-export { equalValues }

@@ -65,6 +65,3 @@ export class TypeSchema {
     }
   }
 }
-
-/** the schema of content with no schema at all (DeducedTypeConverter) */
-export const deducedRef: TypeRef = { named: DEDUCED }

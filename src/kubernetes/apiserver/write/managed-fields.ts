@@ -14,6 +14,7 @@ import { fromOpenApi, type OpenApiSchema } from "../../managedfields/openapi-sch
 import type { TypeSchema } from "../../managedfields/type-schema.js"
 import { apiVersionOf, type ResourceInfo } from "../resources.js"
 import { timestamp } from "./defaulting.js"
+import { isPrint } from "./options.js"
 
 interface Definitions {
   readonly definitions: Readonly<Record<string, OpenApiSchema>>
@@ -139,7 +140,7 @@ export const zeroValue = (info: ResourceInfo): Record<string, unknown> => {
 
 /** prefixFromUserAgent: the User-Agent up to its first "/", printable, at most 128 bytes; "unknown" when empty */
 export const managerFromUserAgent = (ua: string | undefined): string => {
-  const prefix = [...(ua ?? "").split("/")[0]!].filter((c) => /[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u.test(c)).join("")
+  const prefix = [...(ua ?? "").split("/")[0]!].filter(isPrint).join("")
   let out = ""
   for (const ch of prefix) {
     if (Buffer.byteLength(out + ch) > 128) break

@@ -60,6 +60,9 @@ const fieldValidationErrors = (v: string): Array<FieldError> =>
     ? []
     : [F.notSupported("fieldValidation", v, ["", "Ignore", "Strict", "Warn"])]
 
+/** unicode.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space */
+export const isPrint = (ch: string): boolean => /[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u.test(ch)
+
 /** ValidateFieldManager: at most 128 bytes, printable characters only. */
 const fieldManagerErrors = (m: string): Array<FieldError> => {
   const errs: Array<FieldError> = []
@@ -67,7 +70,7 @@ const fieldManagerErrors = (m: string): Array<FieldError> => {
   let pos = 0
   for (const ch of m) {
     const cp = ch.codePointAt(0)!
-    if (!/[\p{L}\p{M}\p{N}\p{P}\p{S} ]/u.test(ch)) {
+    if (!isPrint(ch)) {
       errs.push(
         F.invalid(
           "fieldManager",
