@@ -19,12 +19,11 @@ const yaml = (data: Record<string, string>, name = "c") =>
     ...(Object.keys(data).length === 0 ? [] : ["data:"]),
     ...Object.entries(data).map(([k, v]) => `  ${k}: "${v}"`)
   ].join("\n")
+/** the entries by manager (their order is by time first: writes may fall in different seconds) */
 const managers = (o: any) =>
-  (o.metadata.managedFields ?? []).map((e: any) => ({
-    manager: e.manager,
-    operation: e.operation,
-    fieldsV1: e.fieldsV1
-  }))
+  (o.metadata.managedFields ?? [])
+    .map((e: any) => ({ manager: e.manager, operation: e.operation, fieldsV1: e.fieldsV1 }))
+    .sort((a: any, b: any) => (a.manager < b.manager ? -1 : a.manager > b.manager ? 1 : 0))
 
 describe("apiserver: server-side apply", () => {
   const server = onApiServer()
