@@ -94,7 +94,7 @@ export class SsaOracle extends Context.Tag("etcd-effect/test/SsaOracle")<SsaOrac
   static readonly layer: Layer.Layer<SsaOracle, SsaOracleError> = Layer.scoped(
     SsaOracle,
     Effect.gen(function* () {
-      const bin = yield* Effect.try({
+      const bin = yield* Effect.tryPromise({
         try: () => goProgram("ssa-oracle"),
         catch: (e) => new SsaOracleError({ message: `building ssa-oracle: ${String(e)}` })
       })

@@ -1,59 +1,49 @@
 /**
- * The real client: client-go v0.37.2's typed clientset (test/go/kubernetes/cmd/typed-client), which
- * sends and asks for protobuf for the built-in kinds, runs its create/get/list/update/patch/delete
- * and watch checks of ConfigMaps, Secrets and Namespaces (Leases and Events when served) and a
- * shared informer's sync (a WatchList stream with its bookmarks) against
- * the apiserver and reports the Content-Type of every answer. The program is built with Go once
- * per source version and cached outside the repository (a fresh machine: about a minute; after
- * that it is reused). Without Go the test is skipped, unless REQUIRE_GO=1.
+ * The real clients: client-go v0.37.2's typed clientset (test/go/kubernetes/cmd/typed-client),
+ * which sends and asks for protobuf for the built-in kinds, and its dynamic client
+ * (cmd/dynamic-client), unstructured JSON for ConfigMaps and a CRD's custom resources. Each runs its
+ * create/get/list/update/patch/apply/delete (with a finalizer) and watch checks and a shared
+ * informer against the apiserver, once with client-go's WatchListClient feature on (the informer
+ * syncs from one WatchList stream: sendInitialEvents and its bookmark) and once off (a LIST, then a
+ * watch); the program fails when the informer took the other way, or fell back to a LIST. The
+ * typed program also reports the Content-Type of every answer. Built with Go once per source
+ * version and cached (go-programs.ts); without Go the tests are skipped, unless REQUIRE_GO=1.
  */
 import { execFile } from "node:child_process"
-import { createHash } from "node:crypto"
-import * as fs from "node:fs"
-import * as os from "node:os"
-import * as path from "node:path"
-import { promisify } from "node:util"
 import { beforeAll, describe, expect, it } from "vitest"
+import { goProgram, hasGo } from "./go-programs.js"
 import { onApiServer } from "./support.js"
 
-const run = promisify(execFile)
-const moduleDir = path.resolve(import.meta.dirname, "../../go/kubernetes")
-const hasGo = (process.env["PATH"] ?? "")
-  .split(path.delimiter)
-  .some((d) => d !== "" && fs.existsSync(path.join(d, "go")))
+const run = (bin: string, url: string, watchList: boolean) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      bin,
+      ["-server", url],
+      { timeout: 120_000, env: { ...process.env, KUBE_FEATURE_WatchListClient: String(watchList) } },
+      (err, stdout, stderr) =>
+        resolve({ code: err === null ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr })
+    )
+  })
 
-/** The program's binary, built unless a build of the same sources exists. */
-const typedClient = async (): Promise<string> => {
-  const { stdout: goVersion } = await run("go", ["env", "GOVERSION"], { cwd: moduleDir })
-  const hash = createHash("sha256")
-  for (const f of ["go.mod", "go.sum", "cmd/typed-client/main.go"])
-    hash.update(fs.readFileSync(path.join(moduleDir, f)))
-  hash.update(goVersion)
-  const cache = process.env["XDG_CACHE_HOME"] ?? path.join(os.homedir(), ".cache")
-  const dir = path.join(cache, "etcd-effect", `typed-client-${hash.digest("hex").slice(0, 16)}`)
-  const bin = path.join(dir, "typed-client")
-  if (fs.existsSync(bin)) return bin
-  const tmp = `${dir}.${process.pid}.tmp`
-  fs.mkdirSync(tmp, { recursive: true })
-  await run("go", ["build", "-o", path.join(tmp, "typed-client"), "./cmd/typed-client"], { cwd: moduleDir })
-  fs.rmSync(dir, { recursive: true, force: true })
-  fs.renameSync(tmp, dir)
-  return bin
-}
+describe.skipIf(!hasGo)("apiserver: client-go's typed clientset (protobuf) and dynamic client", () => {
+  let typed = ""
+  let dynamic = ""
+  // a Go build on a fresh machine compiles client-go: the hook's own budget
+  beforeAll(async () => {
+    typed = await goProgram("typed-client")
+    dynamic = await goProgram("dynamic-client")
+  }, 600_000)
+  const server = onApiServer()
 
-describe.skipIf(!hasGo && process.env["REQUIRE_GO"] !== "1")(
-  "apiserver: client-go's typed clientset (protobuf)",
-  () => {
-    let bin = ""
-    // a Go build on a fresh machine compiles client-go: the hook's own budget
-    beforeAll(async () => {
-      bin = await typedClient()
-    }, 600_000)
-    const server = onApiServer()
-
-    it("create, get, list, update, patch, apply, delete and watch ConfigMaps, Secrets and Namespaces, and an informer, all in protobuf", async () => {
-      const r = await run(bin, ["-server", server().url]).catch((e: { stdout: string; stderr: string }) => e)
+  for (const watchList of [true, false])
+    it(`typed clientset: ConfigMaps, Secrets, Namespaces, Leases, Events and an informer, all in protobuf (WatchListClient ${watchList ? "on" : "off"})`, async () => {
+      const r = await run(typed, server().url, watchList)
       expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      expect(r.stdout).toContain(`typed-client: WatchListClient=${watchList}\n`)
+      expect(r.stdout).toContain(
+        `typed-client: informer lists ${watchList ? 0 : 1}, watch-lists ${watchList ? 1 : 0}\n`
+      )
       expect(r.stdout).toContain("typed-client: all checks passed")
       // the typed requests went out in protobuf and came back in protobuf (the program fails otherwise)
       for (const verb of ["POST", "PUT", "PATCH", "DELETE"])
@@ -65,5 +55,26 @@ describe.skipIf(!hasGo && process.env["REQUIRE_GO"] !== "1")(
           )
       expect(r.stdout).toMatch(/× GET configmaps accept="[^"]*" -> application\/vnd\.kubernetes\.protobuf;stream=watch/)
     })
-  }
-)
+
+  for (const watchList of [true, false])
+    it(`dynamic client: ConfigMaps and a CRD's custom resources, finalizers, apply and an informer (WatchListClient ${watchList ? "on" : "off"})`, async () => {
+      const r = await run(dynamic, server().url, watchList)
+      expect(r.stderr).toBe("")
+      expect(r.code).toBe(0)
+      expect(r.stdout).toContain(`dynamic-client: WatchListClient=${watchList}\n`)
+      const requests = JSON.parse(/informer requests (.*)\n/.exec(r.stdout)![1]!) as {
+        lists: Array<string> | null
+        watchLists: Array<string> | null
+      }
+      if (watchList) {
+        expect(requests.lists).toBeNull()
+        expect(requests.watchLists).toHaveLength(1)
+        expect(requests.watchLists![0]).toMatch(/resourceVersionMatch=NotOlderThan&sendInitialEvents=true/)
+      } else {
+        expect(requests.watchLists).toBeNull()
+        expect(requests.lists).toHaveLength(1)
+        expect(requests.lists![0]).toMatch(/limit=500&resourceVersion=0/)
+      }
+      expect(r.stdout).toContain("dynamic-client: all checks passed")
+    })
+})

@@ -36,7 +36,7 @@ let controller: WidgetController | undefined
 
 beforeAll(async () => {
   if (!hasGo) return
-  program = goProgram("widget-controller", "controller-runtime")
+  program = await goProgram("widget-controller", "controller-runtime")
   await ensureBuilt()
   dir = tempDir()
 }, 900_000)

@@ -12,8 +12,8 @@ import { newNamespace, onApiServer, request } from "./support.js"
 const server = onApiServer()
 let program = ""
 
-beforeAll(() => {
-  if (hasGo) program = goProgram("eventrecorder")
+beforeAll(async () => {
+  if (hasGo) program = await goProgram("eventrecorder")
 }, 600_000)
 
 const run = (args: ReadonlyArray<string>) =>

@@ -22,8 +22,8 @@ const server = onApiServer()
 let program = ""
 const running: Array<ChildProcess> = []
 
-beforeAll(() => {
-  if (hasGo) program = goProgram("leaderelect")
+beforeAll(async () => {
+  if (hasGo) program = await goProgram("leaderelect")
 }, 600_000)
 
 afterAll(() => {

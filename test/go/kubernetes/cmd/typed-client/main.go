@@ -2,10 +2,13 @@
 // Kubernetes component built on it talks: protobuf request and response bodies for the built-in
 // kinds, protobuf watch streams. For ConfigMaps, Secrets and Namespaces (and Leases and Events when
 // the server serves them) it creates, gets, lists, updates, patches, deletes and watches, runs a
-// shared informer (client-go v0.37 lists it with a WatchList stream: sendInitialEvents and the
-// initial-events-end bookmark, in protobuf), checks each result, and checks that every typed answer arrived as application/vnd.kubernetes.protobuf
-// (the transport records each response's Content-Type). Exit 0 when all checks pass; otherwise
-// each failure is printed on stderr and the exit code is 1.
+// shared informer, checks each result, and checks that every typed answer arrived as
+// application/vnd.kubernetes.protobuf (the transport records each response's Content-Type). The
+// informer lists the way client-go's WatchListClient feature says (KUBE_FEATURE_WatchListClient in
+// the environment; on by default in v0.37): on, one WatchList stream (sendInitialEvents and the
+// initial-events-end bookmark, in protobuf) and no LIST — client-go falls back to a LIST silently
+// when the stream fails, so a LIST is a failure; off, one LIST then a watch. Exit 0 when all
+// checks pass; otherwise each failure is printed on stderr and the exit code is 1.
 //
 //	typed-client -server http://127.0.0.1:PORT
 package main
@@ -31,6 +34,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -61,14 +65,21 @@ func equal(what string, got, want any) {
 	}
 }
 
-// contentTypes records the Content-Type of every response, by request path.
+// contentTypes records the Content-Type of every response, by request path, and every request's
+// method, path and query in order.
 type contentTypes struct {
-	mu   sync.Mutex
-	seen map[string]int
-	next http.RoundTripper
+	mu       sync.Mutex
+	seen     map[string]int
+	requests []string
+	next     http.RoundTripper
 }
 
+var recorder = &contentTypes{seen: map[string]int{}}
+
 func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.requests = append(c.requests, r.Method+" "+r.URL.Path+"?"+r.URL.RawQuery)
+	c.mu.Unlock()
 	res, err := c.next.RoundTrip(r)
 	if err == nil {
 		ct := res.Header.Get("Content-Type")
@@ -97,7 +108,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "typed-client: -server is required")
 		os.Exit(2)
 	}
-	recorder := &contentTypes{seen: map[string]int{}}
+	fmt.Printf("typed-client: WatchListClient=%v\n", clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient))
 	cfg := &rest.Config{Host: *server, Timeout: 30 * time.Second}
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { recorder.next = rt; return recorder }
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -436,7 +447,8 @@ func events(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 }
 
 // informer: a shared informer of ConfigMaps (list and watch in protobuf, with bookmarks; the
-// WatchList feature when client-go has it on) syncs, then sees an object created after the sync.
+// WatchList stream when client-go has the feature on) syncs, then sees an object created after the
+// sync.
 func informer(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 	api := cs.CoreV1().ConfigMaps(ns)
 	_, err := api.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "before"}}, metav1.CreateOptions{})
@@ -448,6 +460,9 @@ func informer(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 		AddFunc: func(obj any) { added <- obj.(*corev1.ConfigMap).Name },
 	})
 	check("add event handler", err)
+	recorder.mu.Lock()
+	before := len(recorder.requests)
+	recorder.mu.Unlock()
 	stop := make(chan struct{})
 	defer close(stop)
 	factory.Start(stop)
@@ -457,6 +472,7 @@ func informer(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 		fail("informer: cache did not sync")
 		return
 	}
+	informerRequests(ns, before)
 	if _, err := inf.Lister().ConfigMaps(ns).Get("before"); err != nil {
 		fail("informer: lister after sync: %v", err)
 	}
@@ -474,4 +490,30 @@ func informer(ctx context.Context, cs *kubernetes.Clientset, ns string) {
 			return
 		}
 	}
+}
+
+// informerRequests: the informer's requests since index before were one WatchList stream and no
+// LIST (WatchListClient on), or one LIST and no WatchList stream (off).
+func informerRequests(ns string, before int) {
+	path := "GET /api/v1/namespaces/" + ns + "/configmaps?"
+	var lists, watchLists []string
+	recorder.mu.Lock()
+	for _, l := range recorder.requests[before:] {
+		switch {
+		case !strings.HasPrefix(l, path):
+		case strings.Contains(l, "watch=true") && strings.Contains(l, "sendInitialEvents=true"):
+			watchLists = append(watchLists, l)
+		case !strings.Contains(l, "watch=true"):
+			lists = append(lists, l)
+		}
+	}
+	recorder.mu.Unlock()
+	if clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient) {
+		equal("WatchListClient on: the informer's LISTs", lists, []string(nil))
+		equal("WatchListClient on: the informer's watches with sendInitialEvents", len(watchLists), 1)
+	} else {
+		equal("WatchListClient off: the informer's watches with sendInitialEvents", watchLists, []string(nil))
+		equal("WatchListClient off: the informer's LISTs", len(lists), 1)
+	}
+	fmt.Printf("typed-client: informer lists %d, watch-lists %d\n", len(lists), len(watchLists))
 }
