@@ -11,7 +11,12 @@
  * (first write → last delivery), p50/p99 write → event latency, and the apiserver's RSS growth
  * per watch connection.
  *
- *   npm run build && npm run bench:kube-api     (WATCHERS=1000,10000 WRITES=n RATE=n NAMESPACES=n SYSTEMS=ours,etcd)
+ * Then client-go's typed clientset, protobuf against JSON (kube-api-client-go.ts): LIST, a
+ * sendInitialEvents watch and an informer's sync (WatchList on and off) of OBJECTS ConfigMaps of
+ * ~1 KiB, on a fresh server and apiserver per system.
+ *
+ *   npm run build && npm run bench:kube-api     (WATCHERS=1000,10000 WRITES=n RATE=n NAMESPACES=n SYSTEMS=ours,etcd
+ *                                                PARTS=watchers,client-go OBJECTS=10000 LISTS=10 ROUNDS=3)
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -24,17 +29,20 @@ import {
   etcdInstalled,
   etcdVersion,
   ourMain,
+  projectRoot,
   readRss,
   type Server,
   startEtcdServer,
   startOurs
 } from "./compare-servers.js"
+import { type ClientGoRow, clientGoTable, kubeClientBin, measureClientGo } from "./kube-api-client-go.js"
 
 const WATCHER_COUNTS = (process.env.WATCHERS ?? "1000,10000").split(",").map(Number)
 const NAMESPACES = Number(process.env.NAMESPACES ?? "10")
 const WRITES = Number(process.env.WRITES ?? "200")
 const RATE = Number(process.env.RATE ?? "100")
 const SYSTEMS = (process.env.SYSTEMS ?? "ours,etcd").split(",")
+const PARTS = (process.env.PARTS ?? "watchers,client-go").split(",")
 const PAD = "x".repeat(900)
 
 const quantile = (sorted: Array<number>, q: number) =>
@@ -215,13 +223,25 @@ const main = async () => {
   const root = fs.mkdtempSync(path.join(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "kube-api-bench-"))
   cleanup.dirs.add(root)
   const rows: Array<Row> = []
+  const clientGoRows: Array<ClientGoRow> = []
+  const bin = PARTS.includes("client-go") ? kubeClientBin(projectRoot()) : ""
   try {
     const starts = [
       ...(SYSTEMS.includes("ours") ? [() => startOurs({ root })] : []),
       ...(SYSTEMS.includes("etcd") && etcdInstalled() ? [() => startEtcdServer(root)] : [])
     ]
     for (const start of starts) {
-      for (const watchers of WATCHER_COUNTS) {
+      if (PARTS.includes("client-go")) {
+        const etcd = await start()
+        const api = await startApiServer(etcd.endpoint)
+        try {
+          clientGoRows.push(...(await measureClientGo(bin, api.url, etcd.system)))
+        } finally {
+          await api.stop()
+          await etcd.stop()
+        }
+      }
+      for (const watchers of PARTS.includes("watchers") ? WATCHER_COUNTS : []) {
         const etcd = await start()
         try {
           const row = await run(etcd, watchers)
@@ -237,19 +257,22 @@ const main = async () => {
     fs.rmSync(root, { recursive: true, force: true })
   }
   const f = (n: number, d = 0) => n.toLocaleString("en-US", { maximumFractionDigits: d })
-  console.log(
-    `bench:kube-api — HTTP watchers of \`etcd-effect apiserver\` (Cacher on), ${NAMESPACES} namespaces, label selector, ${WRITES} PUTs of a ~1 KB ConfigMap at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`
-  )
-  console.log("")
-  console.log(
-    "| apiserver over | HTTP watchers | delivered / expected | events/s | p50 ms | p99 ms | apiserver RSS bytes / watch |"
-  )
-  console.log("|---|---:|---:|---:|---:|---:|---:|")
-  for (const r of rows) {
+  if (rows.length > 0) {
     console.log(
-      `| ${r.system} | ${f(r.watchers)} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.bytesPerWatch)} |`
+      `bench:kube-api — HTTP watchers of \`etcd-effect apiserver\` (Cacher on), ${NAMESPACES} namespaces, label selector, ${WRITES} PUTs of a ~1 KB ConfigMap at ${RATE}/s; etcd ${etcdVersion()}; node ${process.version}, ${os.cpus().length} CPUs`
     )
+    console.log("")
+    console.log(
+      "| apiserver over | HTTP watchers | delivered / expected | events/s | p50 ms | p99 ms | apiserver RSS bytes / watch |"
+    )
+    console.log("|---|---:|---:|---:|---:|---:|---:|")
+    for (const r of rows) {
+      console.log(
+        `| ${r.system} | ${f(r.watchers)} | ${f(r.delivered)} / ${f(r.expected)} | ${f(r.eventsPerSec)} | ${f(r.p50, 1)} | ${f(r.p99, 1)} | ${f(r.bytesPerWatch)} |`
+      )
+    }
   }
+  if (clientGoRows.length > 0) console.log(["", ...clientGoTable(clientGoRows)].join("\n"))
 }
 
 main().catch((e) => {

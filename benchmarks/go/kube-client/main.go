@@ -7,7 +7,9 @@
 //	kube-client watch   -server URL [-token T] -namespaces K -watchers N -first I -rv RV -expect E
 //	kube-client update  -server URL [-token T] -namespaces K -n N -rate R
 //	kube-client list    -server URL [-token T] -n N -rv RV
-//	kube-client informer -server URL [-token T]
+//	kube-client informer -server URL [-token T] [-content json|protobuf]
+//	kube-client typed-list  -server URL -n N -rv RV [-content json|protobuf]
+//	kube-client typed-watch -server URL [-content json|protobuf]
 //
 // Objects are ConfigMaps in namespaces ns-0…ns-(K-1): one "bench" per namespace, labelled
 // app=bench, the one updated and watched (its data.t the update's send time, Unix ms, which
@@ -34,10 +36,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	apiwatch "k8s.io/apimachinery/pkg/watch"
+	clientfeatures "k8s.io/client-go/features"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/cache"
 )
 
 var (
@@ -53,7 +58,24 @@ var (
 	expect      = flag.Int("expect", 0, "MODIFIED events this process waits for")
 	rate        = flag.Float64("rate", 100, "updates per second")
 	timeout     = flag.Duration("timeout", 5*time.Minute, "give up after")
+	content     = flag.String("content", "protobuf", "the typed clientset's body type: protobuf (client-go's default for built-in kinds) or json")
 )
+
+// typedConfig: the rest.Config of a typed clientset sending and asking for -content.
+func typedConfig() *rest.Config {
+	cfg := &rest.Config{Host: *server, BearerToken: *token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: -1}
+	switch *content {
+	case "protobuf":
+		cfg.ContentType = "application/vnd.kubernetes.protobuf"
+		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	case "json":
+		cfg.ContentType = "application/json"
+		cfg.AcceptContentTypes = "application/json"
+	default:
+		fail("-content: %q is neither protobuf nor json", *content)
+	}
+	return cfg
+}
 
 func client(conns int) *http.Client {
 	return &http.Client{Transport: &http.Transport{
@@ -295,10 +317,10 @@ func list() {
 	emit(map[string]any{"items": items, "p50": q(0.5), "p99": q(0.99), "max": ms[len(ms)-1]})
 }
 
-// informer: a client-go shared informer of every ConfigMap; the time until it has synced.
+// informer: a client-go shared informer of every ConfigMap (-content; a WatchList stream or a LIST
+// as KUBE_FEATURE_WatchListClient says); the time until it has synced.
 func informer() {
-	cfg := &rest.Config{Host: *server, BearerToken: *token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}, QPS: -1}
-	cs, err := kubernetes.NewForConfig(cfg)
+	cs, err := kubernetes.NewForConfig(typedConfig())
 	if err != nil {
 		fail("informer: %v", err)
 	}
@@ -310,18 +332,86 @@ func informer() {
 	factory.Start(stop)
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		fail("informer: not synced in %v", *timeout)
+	// polled every millisecond: cache.WaitForCacheSync polls every 100 ms, a coarser grain than
+	// the figure measured
+	for !inf.HasSynced() {
+		if ctx.Err() != nil {
+			fail("informer: not synced in %v", *timeout)
+		}
+		time.Sleep(time.Millisecond)
 	}
 	synced := time.Since(start)
 	items := len(inf.GetStore().List())
-	_ = corev1.ConfigMap{}
-	emit(map[string]any{"syncMs": float64(synced.Microseconds()) / 1000, "items": items})
+	emit(map[string]any{"syncMs": float64(synced.Microseconds()) / 1000, "items": items,
+		"watchList": clientfeatures.FeatureGates().Enabled(clientfeatures.WatchListClient)})
+}
+
+// typed-list: n LISTs of every ConfigMap at rv through the typed clientset (decoded into
+// corev1.ConfigMapList), one after the other.
+func typedList() {
+	cs, err := kubernetes.NewForConfig(typedConfig())
+	if err != nil {
+		fail("typed-list: %v", err)
+	}
+	var ms []float64
+	items := 0
+	for i := 0; i < *n; i++ {
+		t := time.Now()
+		l, err := cs.CoreV1().ConfigMaps("").List(context.Background(), metav1.ListOptions{ResourceVersion: *rv})
+		if err != nil {
+			fail("typed-list: %v", err)
+		}
+		ms = append(ms, float64(time.Since(t).Microseconds())/1000)
+		items = len(l.Items)
+	}
+	sort.Float64s(ms)
+	q := func(p float64) float64 { return ms[int(math.Min(float64(len(ms)-1), math.Floor(p*float64(len(ms)))))] }
+	emit(map[string]any{"items": items, "p50": q(0.5), "p99": q(0.99), "max": ms[len(ms)-1]})
+}
+
+// typed-watch: a typed watch of every ConfigMap with sendInitialEvents (the WatchList stream an
+// informer syncs from): the time from the request to the initial-events-end bookmark, and the
+// ADDED events before it.
+func typedWatch() {
+	cs, err := kubernetes.NewForConfig(typedConfig())
+	if err != nil {
+		fail("typed-watch: %v", err)
+	}
+	yes := true
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	start := time.Now()
+	w, err := cs.CoreV1().ConfigMaps("").Watch(ctx, metav1.ListOptions{
+		SendInitialEvents: &yes, AllowWatchBookmarks: true,
+		ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan,
+	})
+	if err != nil {
+		fail("typed-watch: %v", err)
+	}
+	defer w.Stop()
+	added := 0
+	for e := range w.ResultChan() {
+		switch e.Type {
+		case apiwatch.Added:
+			if _, ok := e.Object.(*corev1.ConfigMap); !ok {
+				fail("typed-watch: an ADDED of %T", e.Object)
+			}
+			added++
+		case apiwatch.Bookmark:
+			if m, err := meta.Accessor(e.Object); err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true" {
+				emit(map[string]any{"events": added, "ms": float64(time.Since(start).Microseconds()) / 1000})
+				return
+			}
+		case apiwatch.Error:
+			fail("typed-watch: %v", e.Object)
+		}
+	}
+	fail("typed-watch: the watch ended after %d events without the initial-events-end bookmark", added)
 }
 
 func main() {
 	if len(os.Args) < 2 {
-		fail("usage: kube-client create|watch|update|list|informer [flags]")
+		fail("usage: kube-client create|watch|update|list|informer|typed-list|typed-watch [flags]")
 	}
 	cmd := os.Args[1]
 	_ = flag.CommandLine.Parse(os.Args[2:])
@@ -339,6 +429,10 @@ func main() {
 		list()
 	case "informer":
 		informer()
+	case "typed-list":
+		typedList()
+	case "typed-watch":
+		typedWatch()
 	default:
 		fail("unknown subcommand %q", cmd)
 	}
