@@ -6,10 +6,10 @@
  *
  * Stages, in path order (the files that stamp them):
  * - sent: the client's send time, when the put's value carries one (see `traceStaged`)
- * - staged: the write's revision is staged in the mvcc store (mvcc/kvstore.ts), in the tick the
+ * - staged: the write's revision is staged in the mvcc store (mvcc/kvstore-write.ts), in the tick the
  *   Put handler runs — "put received" as far as the server's code is concerned
- * - durable: the WAL group holding it was fdatasync'ed (backend/lmdb.ts; the group's end time)
- * - committed: the commit listener runs for it (mvcc/kvstore.ts)
+ * - durable: the WAL group holding it was fdatasync'ed (backend/group-commit.ts; the group's end time)
+ * - committed: the commit listener runs for it (mvcc/kvstore-commit.ts)
  * - offered: its first response is offered to a watch channel (watch/watch-stream.ts)
  * - taken: the last Watch stream's send loop to take it took it from its channel
  *   (server/watch-server.ts)
