@@ -44,3 +44,18 @@ export const readCompactRevision = (client: EtcdClientShape): Effect.Effect<bigi
     const text = toText(kv.value)
     return /^[0-9]+$/.test(text) ? BigInt(text) : kv.modRevision
   })
+
+/**
+ * The store's CompactRevision: compact_rev_key read back, never lower than a value seen before
+ * (a failed read answers the last one).
+ */
+export const makeCompactRevision = (client: EtcdClientShape): Effect.Effect<bigint> => {
+  let lastCompactRevision = 0n
+  return Effect.map(
+    Effect.orElseSucceed(readCompactRevision(client), () => lastCompactRevision),
+    (rev) => {
+      if (rev > lastCompactRevision) lastCompactRevision = rev
+      return lastCompactRevision
+    }
+  )
+}
