@@ -1,5 +1,5 @@
 /**
- * The Watch stream's recv callback (server/watch-server.ts): requests are handled in order even
+ * The Watch stream's recv callback (server/watch-recv.ts): requests are handled in order even
  * when one's Effect goes async (it holds the next ones and the reading), control responses are
  * written at once, and events follow the created response of their watcher.
  *
