@@ -48,7 +48,7 @@ export const apiserver: CommandSpec = {
   details: [
     "Namespaces, ConfigMaps, Secrets, Leases, Events and CRDs, for kubectl and client-go.",
     "Without --etcd-servers it runs an etcd-effect server in the same process. SIGINT or SIGTERM",
-    "stops it (exit 0)."
+    "stops it gracefully: watches end, requests in flight finish (up to 60 s), then exit 0."
   ],
   flags: apiserverFlags,
   globals: false,

@@ -29,6 +29,7 @@ import { apiVersionOf } from "./resources.js"
 import { json, notFoundResource, statusResponse } from "./response.js"
 import type { NamespaceLifecycle } from "./write/admission.js"
 import { Warnings } from "./write/warnings.js"
+import type { ShutdownSignal } from "./graceful-shutdown.js"
 
 export interface AppContext {
   readonly registry: ResourceRegistry
@@ -39,6 +40,8 @@ export interface AppContext {
   readonly ready: Effect.Effect<boolean>
   /** the NamespaceLifecycle admission plugin's state */
   readonly lifecycle: NamespaceLifecycle
+  /** the apiserver's shutdown: /readyz fails and watches end once it begins */
+  readonly shutdown: ShutdownSignal
 }
 
 const TEXT = "text/plain; charset=utf-8"
@@ -77,6 +80,13 @@ const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerRes
     case "/livez":
       return Effect.succeed(ok)
     case "/readyz":
+      if (ctx.shutdown.isInitiated())
+        return Effect.succeed(
+          HttpServerResponse.text("[-]shutdown failed: reason withheld\nreadyz check failed", {
+            status: 500,
+            contentType: TEXT
+          })
+        )
       return Effect.map(ctx.ready, (r) =>
         r
           ? ok
@@ -108,7 +118,7 @@ const nonResource = (ctx: AppContext, path: string): Effect.Effect<HttpServerRes
 const scopeLabel = (r: ResourceRequest, namespaced: boolean): string =>
   r.name !== undefined ? "resource" : namespaced && r.namespace !== undefined ? "namespace" : "cluster"
 
-const dispatch = (s: RequestScope, r: ResourceRequest, longrunning: () => Cell) =>
+const dispatch = (s: RequestScope, r: ResourceRequest, longrunning: () => Cell, shutdown: ShutdownSignal) =>
   Effect.gen(function* () {
     if (r.subresource === "scale" && s.info.scale !== undefined) {
       if (r.verb === "get") return yield* getScale(s, r.name!)
@@ -121,7 +131,7 @@ const dispatch = (s: RequestScope, r: ResourceRequest, longrunning: () => Cell) 
       case "list":
         return yield* list(s, yield* listQuery(s.url.searchParams, false))
       case "watch":
-        return yield* watch(s, yield* listQuery(s.url.searchParams, true), longrunning())
+        return yield* watch(s, yield* listQuery(s.url.searchParams, true), longrunning(), shutdown.initiated)
       case "create":
         return yield* create(s)
       case "update":
@@ -193,7 +203,7 @@ const resource = (
       lifecycle: ctx.lifecycle,
       warnings
     })
-    const res = yield* dispatch(s, r, () => ctx.metrics.longrunningCell(labels)).pipe(
+    const res = yield* dispatch(s, r, () => ctx.metrics.longrunningCell(labels), ctx.shutdown).pipe(
       Effect.tapError((e) => Effect.sync(() => ctx.metrics.request(labels, statusOf(e), dryRun)))
     )
     ctx.metrics.request(labels, res.status, dryRun)

@@ -36,6 +36,11 @@ export interface ApiServerConfig {
    * namespaceDeletionGracePeriod, 5 s; not a kube-apiserver flag: tests shorten it)
    */
   readonly namespaceDeletionDelay: Duration.Duration
+  /**
+   * how long a shutdown waits for the requests in flight (kube-apiserver's http.Server shutdown
+   * timeout, 60 s; not a flag)
+   */
+  readonly shutdownTimeout: Duration.Duration
 }
 
 export const defaultApiServerConfig: ApiServerConfig = {
@@ -47,7 +52,8 @@ export const defaultApiServerConfig: ApiServerConfig = {
   port: 8080,
   etcdCompactionInterval: Duration.minutes(5),
   eventTTL: Duration.hours(1),
-  namespaceDeletionDelay: Duration.seconds(5)
+  namespaceDeletionDelay: Duration.seconds(5),
+  shutdownTimeout: Duration.seconds(60)
 }
 
 const GO_UNITS: Record<string, number> = {

@@ -5,7 +5,8 @@
  * resource, create the system namespaces and run the controllers an apiserver relies on (system
  * namespaces, the namespace controller, the etcd compactor), serve the CRDs stored in etcd, and listen on
  * @effect/platform's HTTP server (HTTPS with --tls-cert-file). Everything lives in the caller's
- * scope: closing it ends the watches, stops listening, closes the storages and the etcd client.
+ * scope: closing it ends the watches, stops listening, lets the requests in flight finish
+ * (graceful-shutdown.ts), then closes the storages and the etcd client.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Deferred, Duration, Effect, Either, type Scope } from "effect"
@@ -20,6 +21,7 @@ import type { StorageShape } from "../storage/interfaces.js"
 import { encryptCheck } from "../storage/value/identity.js"
 import { loadEncryptionConfig } from "../storage/value/encryption-config.js"
 import { makeApp } from "./app.js"
+import { makeGracefulShutdown } from "./graceful-shutdown.js"
 import { type ApiServerConfig, ApiServerError, defaultApiServerConfig } from "./config.js"
 import { crdResource, runCrdController } from "./crd.js"
 import { ApiMetrics } from "./metrics.js"
@@ -173,8 +175,7 @@ export const serve = (
     // idle connections a client had just picked for its next request ("other side closed").
     node!.keepAliveTimeout = 90_000
     node!.headersTimeout = 32_000
-    // runs before the platform's close, which waits for every connection: watches never end by themselves
-    yield* Effect.addFinalizer(() => Effect.sync(() => node?.closeAllConnections()))
+    const shutdown = yield* makeGracefulShutdown(node!, config.shutdownTimeout)
     const port = server.address._tag === "TcpAddress" ? server.address.port : config.port
     const hostForUrl = host.includes(":") ? `[${host}]` : host
     const url = `${tlsCert !== undefined ? "https" : "http"}://${hostForUrl}:${port}`
@@ -184,8 +185,11 @@ export const serve = (
         metrics,
         serverAddress: () => `${hostForUrl}:${port}`,
         ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight),
-        lifecycle
+        lifecycle,
+        shutdown: shutdown.signal
       })
     )
+    // the scope's first finalizer, so it runs while requests are still handled and the storages open
+    yield* Effect.addFinalizer(() => shutdown.drain)
     return { url, port, registry, metrics, etcdEndpoints: endpoints, client }
   })

@@ -3,7 +3,8 @@
  * length-prefixed protobuf WatchEvents (`application/vnd.kubernetes.protobuf;stream=watch`). Errors
  * before the watch exists are ordinary Status responses; afterwards an error is one ERROR event
  * and the stream ends. The headers go out before the first event, the stream ends at
- * `timeoutSeconds` (default 1800 s × (1 + rand), as minRequestTimeout), on client disconnect (the
+ * `timeoutSeconds` (default 1800 s × (1 + rand), as minRequestTimeout), when the apiserver begins to
+ * shut down (graceful-shutdown.ts), on client disconnect (the
  * platform interrupts the handler, whose scope ends the storage watch), when the storage ends the
  * watch (a watcher too slow for the cache is closed, or the resource stops being served).
  *
@@ -70,7 +71,8 @@ const encoderOf = (s: RequestScope): ((e: WatchEvent) => Uint8Array) => {
 export const watch = (
   s: RequestScope,
   q: ListQuery,
-  longrunning: Cell
+  longrunning: Cell,
+  shutdown: Effect.Effect<void>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
   Effect.scoped(
     Effect.gen(function* () {
@@ -155,7 +157,9 @@ export const watch = (
         if (ended) return done(Effect.void)
         wake = () => done(Effect.void)
       })
-      yield* Effect.ignore(Effect.timeout(watchEnded, Duration.millis(timeoutSeconds * 1000)))
+      yield* Effect.ignore(
+        Effect.timeout(Effect.raceFirst(watchEnded, shutdown), Duration.millis(timeoutSeconds * 1000))
+      )
       // already written and ended: the platform sends nothing more (the status is what the metrics count)
       return HttpServerResponse.empty({ status: 200 })
     })
