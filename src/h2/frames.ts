@@ -1,8 +1,8 @@
 /**
  * HTTP/2 frame types, flags, settings and error codes (RFC 9113 §6, §7), and the writers of frame
- * headers and whole control frames: the lean client (client-connection.ts, into its output buffer)
- * and the server's transport (src/server/transport/frame-output.ts, one allocation per frame)
- * share them.
+ * headers and whole control frames: the lean client (client-connection.ts) writes them into its
+ * output buffer, the server's transport (src/server/transport/frame-output.ts) each into a Buffer
+ * of its own.
  */
 
 export const PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1")
@@ -152,4 +152,30 @@ export const writeGoawayFrame = (
   writeUint32(buf, at + FRAME_HEADER, lastStreamId)
   writeUint32(buf, at + FRAME_HEADER + 4, code)
   buf.set(debug, at + FRAME_HEADER + 8)
+}
+
+// The same frames, each in a Buffer of its own (the server's transport queues them by reference).
+
+export const settingsFrame = (flags: number, entries: ReadonlyArray<readonly [number, number]>): Buffer => {
+  const f = Buffer.allocUnsafe(settingsFrameSize(entries.length))
+  writeSettingsFrame(f, 0, flags, entries)
+  return f
+}
+
+export const u32Frame = (type: number, streamId: number, value: number): Buffer => {
+  const f = Buffer.allocUnsafe(U32_FRAME_SIZE)
+  writeU32Frame(f, 0, type, streamId, value)
+  return f
+}
+
+export const pingFrame = (flags: number, data: Uint8Array, start: number): Buffer => {
+  const f = Buffer.allocUnsafe(PING_FRAME_SIZE)
+  writePingFrame(f, 0, flags, data, start)
+  return f
+}
+
+export const goawayFrame = (lastStreamId: number, code: number, debug: Uint8Array): Buffer => {
+  const f = Buffer.allocUnsafe(goawayFrameSize(debug.length))
+  writeGoawayFrame(f, 0, lastStreamId, code, debug)
+  return f
 }

@@ -9,7 +9,11 @@ import { type FrameSink, FrameReader } from "../../src/h2/frame-reader.js"
 import {
   Flag,
   FrameType,
+  goawayFrame,
   goawayFrameSize,
+  pingFrame,
+  settingsFrame,
+  u32Frame,
   PING_FRAME_SIZE,
   readUint32,
   settingsFrameSize,
@@ -107,6 +111,38 @@ describe("HTTP/2 control-frame writers", () => {
       const frame = inBuffer(at, size, (buf) => writeGoawayFrame(buf, at, last, code, debug))
       const payload = Buffer.concat([u32Bytes(last), u32Bytes(code), debug])
       expect(read(frame, size)).toEqual([{ type: FrameType.GOAWAY, flags: 0, streamId: 0, payload }])
+    }
+  )
+})
+
+describe("HTTP/2 control frames in a Buffer of their own", () => {
+  it.prop(
+    "hold the same bytes the writers write in place",
+    [
+      fc.array(fc.tuple(fc.nat({ max: 0xffff }), u32), { maxLength: 4 }),
+      streamId,
+      u32,
+      fc.uint8Array({ maxLength: 20 })
+    ],
+    ([entries, id, value, debug]) => {
+      const inPlace = (size: number, write: (buf: Uint8Array) => void) => {
+        const buf = Buffer.alloc(size)
+        write(buf)
+        return buf
+      }
+      const ping = Buffer.from("12345678")
+      expect(settingsFrame(0, entries)).toEqual(
+        inPlace(settingsFrameSize(entries.length), (b) => writeSettingsFrame(b, 0, 0, entries))
+      )
+      expect(u32Frame(FrameType.RST_STREAM, id, value)).toEqual(
+        inPlace(U32_FRAME_SIZE, (b) => writeU32Frame(b, 0, FrameType.RST_STREAM, id, value))
+      )
+      expect(pingFrame(Flag.ACK, ping, 0)).toEqual(
+        inPlace(PING_FRAME_SIZE, (b) => writePingFrame(b, 0, Flag.ACK, ping, 0))
+      )
+      expect(goawayFrame(id, value, debug)).toEqual(
+        inPlace(goawayFrameSize(debug.length), (b) => writeGoawayFrame(b, 0, id, value, debug))
+      )
     }
   )
 })

@@ -8,7 +8,7 @@
  * (grpc-raw-writer.ts).
  *
  * Everything here is plain synchronous code run from the connection's socket reads and the
- * handlers' callbacks; the connection (connection.ts) writes the frames.
+ * handlers' callbacks; its owner, the connection's stream table (stream-table.ts), writes the frames.
  */
 import * as grpc from "@grpc/grpc-js"
 import { GrpcFrameParser, GrpcMessageError } from "../../h2/grpc-deframer.js"
@@ -76,7 +76,7 @@ export class ServerStream extends H2Stream {
       this.deframer.push(buf, start, end)
     } catch (e) {
       if (!(e instanceof GrpcMessageError)) throw e
-      // no grpc-encoding was accepted (connection.ts refuses them), so nothing may be compressed
+      // no grpc-encoding was accepted (stream-opener.ts refuses them), so nothing may be compressed
       if (e.reason === "compressed")
         this.fail(GRPC_INTERNAL, "grpc: compressed flag set with identity or empty encoding")
       else {
