@@ -28,10 +28,18 @@ import {
   Flag,
   FRAME_HEADER,
   FrameType,
+  goawayFrameSize,
+  PING_FRAME_SIZE,
   PREFACE,
   readUint32,
   Setting,
-  writeFrameHeader
+  settingsFrameSize,
+  U32_FRAME_SIZE,
+  writeFrameHeader,
+  writeGoawayFrame,
+  writePingFrame,
+  writeSettingsFrame,
+  writeU32Frame
 } from "./frames.js"
 import { grpcRequestHeaderBlock, HpackDecoder } from "./hpack.js"
 import { H2Stream, type H2StreamHandler } from "./client-stream.js"
@@ -284,24 +292,15 @@ export class H2Connection implements FrameSink {
   }
 
   private settings(entries: ReadonlyArray<readonly [number, number]>, ack = false): void {
-    const at = this.reserve(FRAME_HEADER + 6 * entries.length)
-    writeFrameHeader(this.out, at, 6 * entries.length, FrameType.SETTINGS, ack ? Flag.ACK : 0, 0)
-    entries.forEach(([id, value], i) => {
-      this.out.writeUInt16BE(id, at + FRAME_HEADER + 6 * i)
-      this.out.writeUInt32BE(value, at + FRAME_HEADER + 6 * i + 2)
-    })
+    writeSettingsFrame(this.out, this.reserve(settingsFrameSize(entries.length)), ack ? Flag.ACK : 0, entries)
   }
 
   private windowUpdate(streamId: number, increment: number): void {
-    const at = this.reserve(FRAME_HEADER + 4)
-    writeFrameHeader(this.out, at, 4, FrameType.WINDOW_UPDATE, 0, streamId)
-    this.out.writeUInt32BE(increment, at + FRAME_HEADER)
+    writeU32Frame(this.out, this.reserve(U32_FRAME_SIZE), FrameType.WINDOW_UPDATE, streamId, increment)
   }
 
   private rstStream(streamId: number, code: number): void {
-    const at = this.reserve(FRAME_HEADER + 4)
-    writeFrameHeader(this.out, at, 4, FrameType.RST_STREAM, 0, streamId)
-    this.out.writeUInt32BE(code, at + FRAME_HEADER)
+    writeU32Frame(this.out, this.reserve(U32_FRAME_SIZE), FrameType.RST_STREAM, streamId, code)
   }
 
   // ---- input (FrameSink: called by the reader) ----
@@ -382,11 +381,7 @@ export class H2Connection implements FrameSink {
         }
         return
       case FrameType.PING:
-        if ((flags & Flag.ACK) === 0) {
-          const at = this.reserve(FRAME_HEADER + 8)
-          writeFrameHeader(this.out, at, 8, FrameType.PING, Flag.ACK, 0)
-          this.out.set(buf.subarray(start, start + 8), at + FRAME_HEADER)
-        }
+        if ((flags & Flag.ACK) === 0) writePingFrame(this.out, this.reserve(PING_FRAME_SIZE), Flag.ACK, buf, start)
         return
       case FrameType.GOAWAY: {
         const code = readUint32(buf, start + 4)
@@ -449,11 +444,7 @@ export class H2Connection implements FrameSink {
     if (this.closing || this.failure !== undefined) return
     // Tell the server why, then drop the connection.
     const message = Buffer.from(reason, "latin1")
-    const at = this.reserve(FRAME_HEADER + 8 + message.length)
-    writeFrameHeader(this.out, at, 8 + message.length, FrameType.GOAWAY, 0, 0)
-    this.out.writeUInt32BE(0, at + FRAME_HEADER)
-    this.out.writeUInt32BE(ErrorCode.PROTOCOL_ERROR, at + FRAME_HEADER + 4)
-    this.out.set(message, at + FRAME_HEADER + 8)
+    writeGoawayFrame(this.out, this.reserve(goawayFrameSize(message.length)), 0, ErrorCode.PROTOCOL_ERROR, message)
     this.flush()
     this.fail(`connection to ${this.authority}: HTTP/2 protocol error: ${reason}`)
     this.socket.destroy()

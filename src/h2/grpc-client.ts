@@ -1,5 +1,5 @@
 /**
- * gRPC over the bench's own HTTP/2 connection (h2/connection.ts): the transport of the load
+ * gRPC over the bench's own HTTP/2 connection (client-connection.ts): the transport of the load
  * generator. A unary call hands back the answer's bytes; a bidi stream hands each message to a
  * callback as (buffer, start, end) straight from the connection's read buffer (see grpc-deframer.ts).
  * Everything per message is plain synchronous JS in those callbacks; Effect owns the lifetimes

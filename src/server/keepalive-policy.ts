@@ -22,7 +22,7 @@ const PING_ACK_BYTES = 64
 
 /**
  * The policy's state for one connection, for either transport: the lean transport
- * (src/server/transport/connection.ts) feeds it directly, grpc-js' sessions through
+ * (src/server/transport/incoming-frames.ts) feeds it directly, grpc-js' sessions through
  * `enforcePingPolicy`.
  */
 export class PingStrikes {

@@ -5,7 +5,7 @@
  */
 import { FastCheck as fc } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { GrpcFrameParser } from "../../src/h2/grpc-deframer.js"
+import { GrpcFrameParser, GrpcMessageError } from "../../src/h2/grpc-deframer.js"
 
 const frame = (body: Uint8Array): Uint8Array => {
   const out = new Uint8Array(5 + body.length)
@@ -99,5 +99,145 @@ describe("gRPC frame parser", () => {
     const compressed = frame(Buffer.from("x"))
     compressed[0] = 1
     expect(() => new GrpcFrameParser(() => {}).push(compressed)).toThrow(/compressed/)
+  })
+})
+
+/** Feeds `ranges` of `bytes` (in place or as copies) until the parser throws; returns what it threw. */
+const feed = (
+  parser: GrpcFrameParser,
+  bytes: Uint8Array,
+  ranges: ReadonlyArray<readonly [number, number]>,
+  inPlace: boolean
+): unknown => {
+  try {
+    for (const [from, to] of ranges) {
+      if (inPlace) parser.push(bytes, from, to)
+      else parser.push(bytes.slice(from, to))
+    }
+    return undefined
+  } catch (e) {
+    return e
+  }
+}
+
+describe("gRPC frame parser, the server's parameters (own buffers, a size limit)", () => {
+  it.prop(
+    "own buffers: every message whole, in order, each in a Buffer of its own that later input leaves alone",
+    [fc.array(body, { maxLength: 30 }), fc.array(fc.nat(), { maxLength: 60 }), fc.boolean()],
+    ([bodies, cuts, inPlace]) => {
+      const got: Array<{ buf: Uint8Array; copy: Buffer }> = []
+      const parser = new GrpcFrameParser(
+        {
+          message: (buf, start, end) => {
+            expect([start, end]).toEqual([0, buf.length])
+            expect(Buffer.isBuffer(buf)).toBe(true)
+            got.push({ buf, copy: Buffer.from(buf) })
+          }
+        },
+        Infinity,
+        true
+      )
+      const bytes = concat(bodies.map(frame))
+      expect(feed(parser, bytes, cut(bytes, cuts), inPlace)).toBeUndefined()
+      expect(got.length).toBe(bodies.length)
+      got.forEach(({ buf, copy }, i) => {
+        expect(copy.equals(Buffer.from(bodies[i]!))).toBe(true)
+        // kept by the receiver: nothing the parser read afterwards changed it
+        expect(Buffer.from(buf).equals(copy)).toBe(true)
+        if (buf.length > 0) expect(buf.buffer === bytes.buffer).toBe(false)
+      })
+      expect(new Set(got.filter((g) => g.buf.length > 0).map((g) => g.buf)).size).toBe(
+        got.filter((g) => g.buf.length > 0).length
+      )
+      expect(parser.buffered).toBe(0)
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it.prop(
+    "a message above the limit is refused once its prefix is read: the ones before it delivered, none after",
+    [
+      fc.array(fc.uint8Array({ maxLength: 40 }), { maxLength: 10 }),
+      fc.integer({ min: 41, max: 5000 }),
+      fc.array(fc.uint8Array({ maxLength: 40 }), { maxLength: 5 }),
+      fc.array(fc.nat(), { maxLength: 40 }),
+      fc.boolean(),
+      fc.boolean()
+    ],
+    ([before, bigSize, after, cuts, inPlace, own]) => {
+      const got: Array<Buffer> = []
+      const parser = new GrpcFrameParser((buf, start, end) => got.push(Buffer.from(buf.subarray(start, end))), 40, own)
+      const head = concat(before.map(frame))
+      const big = frame(patterned(bigSize, 1))
+      // the refused message's body is never needed: its prefix alone decides
+      const bytes = concat([head, big.subarray(0, 5), ...after.map(frame)])
+      const thrown = feed(parser, bytes, cut(bytes, cuts), inPlace)
+      expect(thrown).toBeInstanceOf(GrpcMessageError)
+      expect((thrown as GrpcMessageError).reason).toBe("tooLarge")
+      expect((thrown as GrpcMessageError).size).toBe(bigSize)
+      expect(got.length).toBe(before.length)
+      got.forEach((g, i) => expect(g.equals(Buffer.from(before[i]!))).toBe(true))
+      // it reads nothing more
+      parser.push(frame(Buffer.from("late")))
+      expect(got.length).toBe(before.length)
+      expect(parser.buffered).toBe(0)
+    },
+    { fastCheck: { numRuns: 300 } }
+  )
+
+  it("a message of exactly the limit passes", () => {
+    const got: Array<number> = []
+    const parser = new GrpcFrameParser((_buf, start, end) => got.push(end - start), 40, true)
+    parser.push(frame(patterned(40, 3)))
+    expect(got).toEqual([40])
+  })
+
+  it("refuses a compressed message whose prefix arrives a byte at a time, in either mode", () => {
+    for (const own of [false, true]) {
+      const parser = new GrpcFrameParser(() => {}, Infinity, own)
+      const compressed = frame(Buffer.from("xyz"))
+      compressed[0] = 1
+      let thrown: unknown
+      for (const b of compressed) {
+        try {
+          parser.push(Uint8Array.of(b))
+        } catch (e) {
+          thrown = e
+          break
+        }
+      }
+      expect(thrown).toBeInstanceOf(GrpcMessageError)
+      expect((thrown as GrpcMessageError).reason).toBe("compressed")
+    }
+  })
+
+  it("stop: a partial message is dropped and nothing more is delivered", () => {
+    const got: Array<string> = []
+    const parser = new GrpcFrameParser(
+      (buf, start, end) => got.push(Buffer.from(buf.subarray(start, end)).toString()),
+      Infinity,
+      true
+    )
+    const bytes = concat([frame(Buffer.from("one")), frame(Buffer.from("two"))])
+    parser.push(bytes, 0, 10) // "one" whole, "two"'s prefix and nothing of its body
+    expect(got).toEqual(["one"])
+    expect(parser.buffered).toBe(2)
+    parser.stop()
+    expect(parser.buffered).toBe(0)
+    parser.push(bytes, 10)
+    parser.push(frame(Buffer.from("three")))
+    expect(got).toEqual(["one"])
+  })
+
+  it("a receiver that stops the parser from its sink ends the chunk there", () => {
+    const got: Array<string> = []
+    const parser: GrpcFrameParser = new GrpcFrameParser({
+      message: (buf, start, end) => {
+        got.push(Buffer.from(buf.subarray(start, end)).toString())
+        if (got.length === 2) parser.stop()
+      }
+    })
+    parser.push(concat(["a", "b", "c", "d"].map((s) => frame(Buffer.from(s)))))
+    expect(got).toEqual(["a", "b"])
   })
 })

@@ -2,11 +2,12 @@
  * What the lean transport's connection (connection.ts) keeps of any HTTP/2 stream, gRPC call
  * (server-stream.ts) or plain HTTP request (http-stream.ts) alike: the flow-control windows, the
  * response data not sent yet, and where the stream is in its life. The connection writes the
- * frames; the stream says what its header block is and how it ends.
+ * frames (its stream table, stream-table.ts, is every stream's StreamOwner); the stream says what
+ * its header block is and how it ends.
  */
 import { EventEmitter } from "node:events"
 
-/** What a stream needs from its connection. */
+/** What a stream needs from its connection (stream-table.ts). */
 export interface StreamOwner {
   /** the response headers go out now (once) */
   writeHeaders(s: H2Stream): void

@@ -7,9 +7,9 @@
 import type * as grpc from "@grpc/grpc-js"
 import { Duration, Effect } from "effect"
 import type { Duplex } from "node:stream"
-import { type ConnectionOptions, H2ServerConnection, type Router } from "./connection.js"
+import { type ConnectionOptions, H2ServerConnection } from "./connection.js"
 import type { HttpHandler } from "./http-stream.js"
-import { methodKind, type Route, unknownPathMessage } from "./route.js"
+import { methodKind, type Route, type Router, unknownPathMessage } from "./route.js"
 
 export class LeanGrpcServer implements Router {
   private readonly routes = new Map<string, Route>()

@@ -1,7 +1,7 @@
 /**
  * The lean transport's settings and its limits against hostile peers (issue 12). Each limit is
  * what node:http2 (nghttp2) or grpc-go's http2_server.go enforces for the same attack; the
- * connection (connection.ts) closes with the error code named beside it.
+ * connection (connection.ts and its parts) ends with the error code named beside it.
  */
 
 /** SETTINGS_INITIAL_WINDOW_SIZE we announce: a stream's receive window (grpc-go: 64 KiB + BDP growth). */
@@ -33,3 +33,18 @@ export const RECENT_RESETS = 256
  * 2.1–2.7 → 1.8–2.4 s, docs/benchmarks.md lever 3j)
  */
 export const SOCKET_HIGH_WATER = 1024 * 1024
+
+/** Client stream resets against the rapid-reset bucket (CVE-2023-44487): RESET_BURST, then RESET_RATE per second. */
+export class ResetRate {
+  private tokens = RESET_BURST
+  private at = performance.now()
+
+  /** One more reset; false when it is one too many (the connection ends: ENHANCE_YOUR_CALM). */
+  take(): boolean {
+    const now = performance.now()
+    this.tokens = Math.min(RESET_BURST, this.tokens + ((now - this.at) / 1000) * RESET_RATE)
+    this.at = now
+    this.tokens--
+    return this.tokens >= 0
+  }
+}

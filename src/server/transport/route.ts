@@ -4,6 +4,7 @@
  * `Server.addService` takes them.
  */
 import type * as grpc from "@grpc/grpc-js"
+import type { HttpHandler } from "./http-stream.js"
 
 export type MethodKind = "unary" | "serverStream" | "clientStream" | "bidi"
 
@@ -12,6 +13,17 @@ export interface Route {
   readonly kind: MethodKind
   readonly definition: grpc.MethodDefinition<unknown, unknown>
   readonly handler: (...args: Array<any>) => void
+}
+
+/** Where a connection's requests go (lean-server.ts' LeanGrpcServer). */
+export interface Router {
+  route(path: string): Route | undefined
+  /** grpc-go's Unimplemented text for a path no service has */
+  unknown(path: string): string
+  /** a call ran: the count of calls of an unknown method, etc. are the runner's; this is for tests */
+  readonly draining: boolean
+  /** where a request that is not gRPC goes (etcd's mux: its content-type is not application/grpc) */
+  readonly http?: HttpHandler | undefined
 }
 
 export const methodKind = (d: { readonly requestStream: boolean; readonly responseStream: boolean }): MethodKind =>

@@ -8,9 +8,10 @@
  * (grpc-raw-writer.ts).
  *
  * Everything here is plain synchronous code run from the connection's socket reads and the
- * handlers' callbacks; the connection (connection.ts) writes the frames.
+ * handlers' callbacks; its owner, the connection's stream table (stream-table.ts), writes the frames.
  */
 import * as grpc from "@grpc/grpc-js"
+import { GrpcFrameParser, GrpcMessageError } from "../../h2/grpc-deframer.js"
 import type { HeaderList } from "../../h2/hpack.js"
 import { RESPONSE_HEADERS, statusBlock } from "./grpc-status.js"
 import { H2Stream, type StreamOwner } from "./h2-stream.js"
@@ -34,11 +35,8 @@ export class ServerStream extends H2Stream {
   statusMessage = ""
   private needDrain = false
 
-  // --- gRPC message deframing ---
-  private readonly head = Buffer.allocUnsafe(5)
-  private headHave = 0
-  private body: Buffer | undefined = undefined
-  private bodyHave = 0
+  /** gRPC messages out of the DATA bytes, each in a Buffer of its own (the decoded request keeps views of it) */
+  private readonly deframer: GrpcFrameParser
   /** received bytes not given back to the flow-control window: held while messages wait to be read */
   private held = 0
 
@@ -62,6 +60,7 @@ export class ServerStream extends H2Stream {
     private readonly deadline: number
   ) {
     super(id, sendWindow, recvWindow)
+    this.deframer = new GrpcFrameParser(this, owner.maxReceiveMessageBytes, true)
     if (deadline !== Infinity) {
       const left = deadline - Date.now()
       if (left < 2 ** 31 - 1) this.timer = setTimeout(() => this.deadlinePassed(), Math.max(0, left))
@@ -73,7 +72,18 @@ export class ServerStream extends H2Stream {
   /** DATA payload bytes, valid only during the call. */
   data(buf: Uint8Array, start: number, end: number): void {
     this.held += end - start
-    this.deframe(buf, start, end)
+    try {
+      this.deframer.push(buf, start, end)
+    } catch (e) {
+      if (!(e instanceof GrpcMessageError)) throw e
+      // no grpc-encoding was accepted (stream-opener.ts refuses them), so nothing may be compressed
+      if (e.reason === "compressed")
+        this.fail(GRPC_INTERNAL, "grpc: compressed flag set with identity or empty encoding")
+      else {
+        const max = this.owner.maxReceiveMessageBytes
+        this.fail(GRPC_RESOURCE_EXHAUSTED, `grpc: received message larger than max (${e.size} vs. ${max})`)
+      }
+    }
     // the window is given back as fast as the handler reads (grpc-go: on Recv); unread messages hold it
     if (this.queue.length === 0 && this.held > 0 && !this.finished) {
       this.owner.consumed(this, this.held)
@@ -81,46 +91,11 @@ export class ServerStream extends H2Stream {
     }
   }
 
-  private deframe(buf: Uint8Array, start: number, end: number): void {
-    let pos = start
-    while (pos < end && !this.finished) {
-      if (this.body === undefined) {
-        const take = Math.min(5 - this.headHave, end - pos)
-        for (let i = 0; i < take; i++) this.head[this.headHave + i] = buf[pos + i]!
-        this.headHave += take
-        pos += take
-        if (this.headHave < 5) return
-        const length = this.head.readUInt32BE(1)
-        if (this.head[0] !== 0) {
-          // no grpc-encoding was accepted (connection.ts refuses them), so nothing may be compressed
-          return this.fail(GRPC_INTERNAL, "grpc: compressed flag set with identity or empty encoding")
-        }
-        const max = this.owner.maxReceiveMessageBytes
-        if (length > max) {
-          return this.fail(GRPC_RESOURCE_EXHAUSTED, `grpc: received message larger than max (${length} vs. ${max})`)
-        }
-        this.body = Buffer.allocUnsafe(length)
-        this.bodyHave = 0
-      }
-      const body = this.body
-      const take = Math.min(body.length - this.bodyHave, end - pos)
-      if (take > 0) {
-        body.set(buf.subarray(pos, pos + take), this.bodyHave)
-        this.bodyHave += take
-        pos += take
-      }
-      if (this.bodyHave === body.length) {
-        this.body = undefined
-        this.headHave = 0
-        this.message(body)
-      }
-    }
-  }
-
-  private message(body: Buffer): void {
+  /** A whole message (the deframer's sink): `buf` is its own Buffer, [0, its length). */
+  message(buf: Uint8Array, _start: number, _end: number): void {
     let decoded: unknown
     try {
-      decoded = this.route.definition.requestDeserialize(body)
+      decoded = this.route.definition.requestDeserialize(buf as Buffer)
     } catch (e) {
       return this.fail(GRPC_INTERNAL, `Error deserializing request: ${e instanceof Error ? e.message : String(e)}`)
     }
@@ -139,7 +114,7 @@ export class ServerStream extends H2Stream {
   /** The client half-closed: a unary (or server-streaming) call runs now, with its request. */
   remoteEnd(): void {
     this.remoteEnded = true
-    if ((this.headHave > 0 || this.body !== undefined) && !this.finished) {
+    if (this.deframer.buffered > 0 && !this.finished) {
       this.fail(GRPC_INTERNAL, "grpc: received an incomplete message")
       return
     }
@@ -319,6 +294,7 @@ export class ServerStream extends H2Stream {
   sendStatus(code: number, message: string): void {
     if (this.finished) return
     this.finished = true
+    this.deframer.stop()
     this.clearTimer()
     this.statusCode = code
     this.statusMessage = message
@@ -328,8 +304,6 @@ export class ServerStream extends H2Stream {
 
   /** A failure of the transport's own (message too large, undecodable): the status, then RST_STREAM. */
   private fail(code: number, message: string): void {
-    this.body = undefined
-    this.headHave = 0
     this.out.length = 0
     this.outBytes = 0
     this.outOffset = 0
@@ -358,6 +332,7 @@ export class ServerStream extends H2Stream {
     this.cancelled = true
     this.destroyed = true
     this.finished = true
+    this.deframer.stop()
     super.emit("cancelled")
     process.nextTick(() => super.emit("close"))
   }

@@ -334,3 +334,100 @@ describe("lean transport connection", () => {
     peer.close()
   })
 })
+
+describe("lean transport connection: gRPC messages out of DATA frames", () => {
+  /** `bytes` as DATA frames on `id`, cut at every `every` bytes (the last frame ends the stream) */
+  const sendCut = (peer: RawPeer, id: number, bytes: Buffer, every: number) => {
+    for (let at = 0; at < bytes.length; at += every) {
+      const last = at + every >= bytes.length
+      peer.send(FrameType.DATA, last ? Flag.END_STREAM : 0, id, bytes.subarray(at, at + every))
+    }
+  }
+
+  it("a unary request whose prefix and body are split across DATA frames", async () => {
+    const peer = await RawPeer.connect(port)
+    for (const [id, every] of [
+      [1, 1],
+      [3, 2],
+      [5, 4],
+      [7, 7]
+    ] as const) {
+      peer.send(FrameType.HEADERS, Flag.END_HEADERS, id, requestHeaders("/test.Echo/Unary"))
+      sendCut(peer, id, grpcMessage(Buffer.from(`split by ${every}`)), every)
+      expect(await peer.trailers(id)).toEqual({ "grpc-status": "0" })
+      const data = peer.frames.find((f) => f.type === FrameType.DATA && f.streamId === id)!
+      expect(data.payload).toEqual(grpcMessage(Buffer.from(`split by ${every}`)))
+    }
+    peer.close()
+  })
+
+  it("bidi messages cut anywhere by DATA frames come out whole and in order", async () => {
+    const peer = await RawPeer.connect(port)
+    const sent = Buffer.concat(Array.from({ length: 40 }, (_, i) => grpcMessage(Buffer.alloc(i * 7, i))))
+    let id = 1
+    for (const every of [1, 3, 5, 6, 11, 100, 999]) {
+      peer.send(FrameType.HEADERS, Flag.END_HEADERS, id, requestHeaders("/test.Echo/Bidi"))
+      sendCut(peer, id, sent, every)
+      expect(await peer.trailers(id)).toEqual({ "grpc-status": "0" })
+      const echoed = Buffer.concat(
+        peer.frames.filter((f) => f.type === FrameType.DATA && f.streamId === id).map((f) => f.payload)
+      )
+      expect(echoed).toEqual(sent)
+      id += 2
+    }
+    peer.close()
+  })
+
+  it("refuses a compressed message with INTERNAL and grpc-go's text", async () => {
+    const peer = await RawPeer.connect(port)
+    const m = grpcMessage(Buffer.from("z"))
+    m[0] = 1
+    peer.send(FrameType.HEADERS, Flag.END_HEADERS, 1, requestHeaders("/test.Echo/Unary"))
+    peer.send(FrameType.DATA, Flag.END_STREAM, 1, m)
+    const t = await peer.trailers(1)
+    expect(t!["grpc-status"]).toBe("13")
+    expect(t!["grpc-message"]).toBe("grpc: compressed flag set with identity or empty encoding")
+    peer.close()
+  })
+
+  it("refuses a message above the limit once its prefix is in, before its body", async () => {
+    const peer = await RawPeer.connect(port)
+    peer.send(FrameType.HEADERS, Flag.END_HEADERS, 1, requestHeaders("/test.Echo/Bidi"))
+    peer.send(FrameType.DATA, 0, 1, grpcMessage(Buffer.alloc(5000)).subarray(0, 5))
+    const t = await peer.trailers(1)
+    expect(t!["grpc-status"]).toBe("8")
+    expect(t!["grpc-message"]).toBe("grpc: received message larger than max (5000 vs. 1000)")
+    peer.close()
+  })
+
+  it("ends a call whose client half-closes inside a message with INTERNAL", async () => {
+    const peer = await RawPeer.connect(port)
+    const m = grpcMessage(Buffer.from("cut short"))
+    for (const [id, upTo] of [
+      [1, 3],
+      [3, 8]
+    ] as const) {
+      peer.send(FrameType.HEADERS, Flag.END_HEADERS, id, requestHeaders("/test.Echo/Unary"))
+      peer.send(FrameType.DATA, Flag.END_STREAM, id, m.subarray(0, upTo))
+      const t = await peer.trailers(id)
+      expect(t!["grpc-status"]).toBe("13")
+      expect(t!["grpc-message"]).toBe("grpc: received an incomplete message")
+    }
+    peer.close()
+  })
+
+  it("refuses a second request message on a unary call", async () => {
+    const peer = await RawPeer.connect(port)
+    peer.send(FrameType.HEADERS, Flag.END_HEADERS, 1, requestHeaders("/test.Echo/Unary"))
+    peer.send(
+      FrameType.DATA,
+      Flag.END_STREAM,
+      1,
+      Buffer.concat([grpcMessage(Buffer.from("a")), grpcMessage(Buffer.from("b"))])
+    )
+    const t = await peer.trailers(1)
+    expect(t!["grpc-status"]).toBe("13")
+    expect(t!["grpc-message"]).toBe("grpc: received more than one request message for a unary call")
+    peer.close()
+  })
+})
