@@ -4,7 +4,7 @@
  * diff and delete --dry-run=server change nothing; create secret generic and stringData give
  * base64 data; kubectl's strict validation gets the apiserver's errors and --validate=warn its
  * warnings; delete ns waits until the namespace controller has emptied it; the system namespaces
- * cannot be deleted. Also the flags: a bad --etcd-compaction-interval is one line and exit 1.
+ * cannot be deleted; wait --for=condition|jsonpath|delete. Also the flags: a bad --etcd-compaction-interval is one line and exit 1.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -198,6 +198,63 @@ describe.skipIf(!hasKubectl && process.env["CI"] === undefined)("apiserver: kube
     expect(after.metadata.managedFields.map((e: any) => [e.manager, e.operation, e.fieldsV1])).toEqual([
       ["kubectl", "Apply", { "f:data": { "f:a": {} } }]
     ])
+  })
+
+  it("wait --for=condition (a CRD's Established, a custom resource's Ready written through /status), --for=jsonpath and --for=delete", async () => {
+    const crd = [
+      "apiVersion: apiextensions.k8s.io/v1",
+      "kind: CustomResourceDefinition",
+      "metadata: {name: gadgets.example.com}",
+      "spec:",
+      "  group: example.com",
+      "  scope: Namespaced",
+      "  names: {plural: gadgets, singular: gadget, kind: Gadget}",
+      "  versions:",
+      "  - name: v1",
+      "    served: true",
+      "    storage: true",
+      "    subresources: {status: {}}",
+      "    schema:",
+      "      openAPIV3Schema:",
+      "        type: object",
+      "        properties:",
+      "          spec: {type: object, x-kubernetes-preserve-unknown-fields: true}",
+      "          status:",
+      "            type: object",
+      "            properties:",
+      "              conditions:",
+      "                type: array",
+      "                items: {type: object, properties: {type: {type: string}, status: {type: string}}}",
+      ""
+    ].join("\n")
+    expect((await kubectl(["apply", "-f", file("gadgets.yaml", crd)])).code).toBe(0)
+    const established = await kubectl([
+      "wait",
+      "--for=condition=Established",
+      "crd/gadgets.example.com",
+      "--timeout=60s"
+    ])
+    expect(established).toMatchObject({
+      code: 0,
+      stdout: "customresourcedefinition.apiextensions.k8s.io/gadgets.example.com condition met\n"
+    })
+    const gadget = "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {name: g, namespace: default}\nspec: {a: 1}\n"
+    expect((await kubectl(["apply", "-f", file("gadget.yaml", gadget)])).code).toBe(0)
+    // not Ready yet: the wait times out whatever the machine's speed
+    const early = await kubectl(["wait", "--for=condition=Ready", "gadget/g", "--timeout=1s"])
+    expect(early.code).toBe(1)
+    expect(early.stderr).toContain("timed out waiting for the condition on gadgets/g")
+    const ready = kubectl(["wait", "--for=condition=Ready", "gadget/g", "--timeout=60s"])
+    const status = '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
+    const patched = await kubectl(["patch", "gadget", "g", "--subresource=status", "--type=merge", "-p", status])
+    expect(patched.stdout).toBe("gadget.example.com/g patched\n")
+    expect(await ready).toMatchObject({ code: 0, stdout: "gadget.example.com/g condition met\n" })
+    const group = await kubectl(["wait", "--for=jsonpath={.spec.group}=example.com", "crd/gadgets.example.com"])
+    expect(group.code).toBe(0)
+    const gone = kubectl(["wait", "--for=delete", "gadget/g", "--timeout=60s"])
+    expect((await kubectl(["delete", "gadget", "g"])).code).toBe(0)
+    expect((await gone).code).toBe(0)
+    expect((await kubectl(["delete", "crd", "gadgets.example.com"])).code).toBe(0)
   })
 })
 
