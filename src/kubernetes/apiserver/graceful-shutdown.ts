@@ -52,9 +52,9 @@ export const makeGracefulShutdown = (
     const drain = Effect.gen(function* () {
       closing = true
       yield* Deferred.succeed(initiated, undefined)
-      // the close callback waits for every connection: step 4 ends those
+      // stops listening and closes the idle connections (Node ≥ 19); its callback would wait for
+      // every connection: step 4 ends those
       node.close()
-      node.closeIdleConnections()
       for (const res of inFlight) if (!res.headersSent) res.shouldKeepAlive = false
       if (inFlight.size === 0) yield* Deferred.succeed(idle, undefined)
       // a finalizer runs uninterruptibly: the wait is made interruptible so the timeout can end it
