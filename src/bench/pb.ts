@@ -4,6 +4,7 @@
  * reader for shallow scans (one instance per scanner, no object per message). Numbers are JS
  * numbers: revisions stay far below 2^53; negative int64s (watch id -1) are read exactly.
  */
+import { GRPC_PREFIX_BYTES, writeGrpcPrefix } from "../h2/grpc-message-prefix.js"
 
 /** Bytes of `n` (0 ≤ n < 2^53) as a varint. */
 export const varintSize = (n: number): number => {
@@ -62,10 +63,9 @@ export class PbWriter {
  * compressed, big-endian length) is written and the writer stands at the body.
  */
 export const grpcFrameWriter = (bodyLength: number): PbWriter => {
-  const buf = Buffer.allocUnsafe(5 + bodyLength)
-  buf[0] = 0
-  buf.writeUInt32BE(bodyLength, 1)
-  return new PbWriter(buf, 5)
+  const buf = Buffer.allocUnsafe(GRPC_PREFIX_BYTES + bodyLength)
+  writeGrpcPrefix(buf, 0, bodyLength)
+  return new PbWriter(buf, GRPC_PREFIX_BYTES)
 }
 
 /** Throws on a malformed message; the stream that carried it is then reported broken. */

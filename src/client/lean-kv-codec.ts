@@ -10,19 +10,11 @@ import { keyRange, type RangeOptions } from "./key-range.js"
 import { type KeyValue, emptyHeader, toBytes } from "./key-value.js"
 import type { DeleteResult, PutResult, RangeResult } from "./op.js"
 import { readHeader, readKeyValue, Reader, Writer } from "./watch-codec.js"
+import { grpcMessage } from "../h2/grpc-message-prefix.js"
 
 export const RANGE_PATH = "/etcdserverpb.KV/Range"
 export const PUT_PATH = "/etcdserverpb.KV/Put"
 export const DELETE_RANGE_PATH = "/etcdserverpb.KV/DeleteRange"
-
-/** A gRPC message frame: not compressed, 4-byte big-endian length, the message. */
-export const grpcFrame = (message: Uint8Array): Buffer => {
-  const frame = Buffer.allocUnsafe(5 + message.length)
-  frame[0] = 0
-  frame.writeUInt32BE(message.length, 1)
-  frame.set(message, 5)
-  return frame
-}
 
 const bytesField = (w: Writer, field: number, value: Uint8Array): void => {
   if (value.length > 0) w.lengthDelimited(field, value)
@@ -58,7 +50,7 @@ export const encodeRange = (key: string, o: LeanGetOptions): Buffer => {
   boolField(w, 7, o.serializable === true)
   boolField(w, 8, o.keysOnly)
   boolField(w, 9, o.countOnly)
-  return grpcFrame(w.finish())
+  return grpcMessage(w.finish())
 }
 
 /** PutRequest, framed; the value is written even when empty (a put of "" stores ""). */
@@ -74,7 +66,7 @@ export const encodePut = (
   boolField(w, 4, o.prevKv)
   boolField(w, 5, o.ignoreValue === true)
   boolField(w, 6, o.ignoreLease === true)
-  return grpcFrame(w.finish())
+  return grpcMessage(w.finish())
 }
 
 /** DeleteRangeRequest, framed */
@@ -84,7 +76,7 @@ export const encodeDeleteRange = (key: string, o: RangeOptions & { prevKv: boole
   bytesField(w, 1, r.key)
   bytesField(w, 2, r.rangeEnd)
   boolField(w, 3, o.prevKv)
-  return grpcFrame(w.finish())
+  return grpcMessage(w.finish())
 }
 
 /** Reads a message's fields: `field(tag)` returns false for a field it does not take (skipped). */

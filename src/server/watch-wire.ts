@@ -19,6 +19,7 @@ import {
 import type { ResponseHeaderInit, WatchResponseInit } from "../proto/messages.js"
 import type { WatchId, WatchResponse } from "../watch/watcher.js"
 import type { MakeHeader } from "./header.js"
+import { GRPC_PREFIX_BYTES, writeGrpcPrefix } from "../h2/grpc-message-prefix.js"
 
 /** Field tags of etcdserverpb.WatchResponse and mvccpb.Event (wire type in the low 3 bits). */
 const TAG_HEADER = 0x0a
@@ -31,7 +32,7 @@ const TAG_EVENT_KV = 0x12
 const TAG_EVENT_PREV_KV = 0x1a
 
 /** gRPC's message prefix: compressed flag + big-endian length. */
-export const FRAME_PREFIX_BYTES = 5
+export const FRAME_PREFIX_BYTES = GRPC_PREFIX_BYTES
 
 /** int64 varint bytes (negative ids take ten bytes, as proto3 encodes them). */
 const int64Varint = (n: number | bigint | string): Uint8Array => {
@@ -232,8 +233,7 @@ export class FrameWriter {
     const b = this.reserve(FRAME_PREFIX_BYTES + payload.length)
     const p = this.len
     this.count++
-    b[p] = 0
-    b.writeUInt32BE(payload.length, p + 1)
+    writeGrpcPrefix(b, p, payload.length)
     b.set(payload, p + FRAME_PREFIX_BYTES)
     this.advance(p + FRAME_PREFIX_BYTES + payload.length)
   }
@@ -249,8 +249,7 @@ export class FrameWriter {
     const b = this.reserve(FRAME_PREFIX_BYTES + n - (byRef ? tailLen : 0))
     this.count++
     let p = this.len
-    b[p] = 0
-    b.writeUInt32BE(n, p + 1)
+    writeGrpcPrefix(b, p, n)
     p += FRAME_PREFIX_BYTES
     b.set(head, p)
     p += head.length

@@ -12,7 +12,7 @@
  */
 import type { GrpcConnection } from "../../h2/grpc-client.js"
 import { keyRange } from "../../client/key-range.js"
-import { grpcFrame } from "../../client/lean-kv-codec.js"
+import { grpcMessage } from "../../h2/grpc-message-prefix.js"
 import { decodeWatchResponse, encodeCreateRequest } from "../../client/watch-codec.js"
 import { isProgressNotify, type WireWatchResponse } from "../../client/watch-response.js"
 import { printResponse } from "../commands/watch-output.js"
@@ -117,7 +117,7 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
           settle(code === UNAVAILABLE && message.startsWith(`${WATCH_PATH}: `) ? "lost" : "handover")
       })
       stream.write(
-        grpcFrame(
+        grpcMessage(
           encodeCreateRequest({
             key: range.key,
             rangeEnd: range.rangeEnd,

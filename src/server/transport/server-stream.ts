@@ -16,6 +16,7 @@ import type { HeaderList } from "../../h2/hpack.js"
 import { RESPONSE_HEADERS, statusBlock } from "./grpc-status.js"
 import { H2Stream, type StreamOwner } from "./h2-stream.js"
 import type { Route } from "./route.js"
+import { grpcMessage } from "../../h2/grpc-message-prefix.js"
 
 export type { StreamOwner }
 
@@ -205,11 +206,7 @@ export class ServerStream extends H2Stream {
   write(message: unknown): boolean {
     if (this.finished) return false
     const body = this.route.definition.responseSerialize(message)
-    const framed = Buffer.allocUnsafe(5 + body.length)
-    framed[0] = 0
-    framed.writeUInt32BE(body.length, 1)
-    framed.set(body, 5)
-    return this.queueOut(framed)
+    return this.queueOut(grpcMessage(body))
   }
 
   /** Pre-framed gRPC messages (grpc-raw-writer.ts); false when the caller should wait for "drain". */
@@ -271,10 +268,7 @@ export class ServerStream extends H2Stream {
       this.sendStatus(GRPC_INTERNAL, `Failed to serialize response: ${e instanceof Error ? e.message : String(e)}`)
       return
     }
-    const framed = Buffer.allocUnsafe(5 + body.length)
-    framed[0] = 0
-    framed.writeUInt32BE(body.length, 1)
-    framed.set(body, 5)
+    const framed = grpcMessage(body)
     this.out.push(framed)
     this.outBytes += framed.length
     this.sendStatus(0, "")
