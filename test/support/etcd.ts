@@ -132,11 +132,27 @@ export class EtcdProcess {
    */
   static async cluster(n: number, options: EtcdOptions = {}): Promise<Array<EtcdProcess>> {
     if (!etcdAvailable) throw new Error(`etcd binary not found at ${ETCD_BIN} (REQUIRE_ETCD=1)`)
+    let lastError: unknown
+    // As in `start`: a probed port can be taken before a member binds it; retry with fresh ports.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const members = await EtcdProcess.clusterMembers(n, options)
+      try {
+        await Promise.all(members.map((m) => m.startProcess()))
+        return members
+      } catch (error) {
+        lastError = error
+        await Promise.all(members.map((m) => m.dispose()))
+      }
+    }
+    throw lastError
+  }
+
+  private static async clusterMembers(n: number, options: EtcdOptions): Promise<Array<EtcdProcess>> {
     const ports = await freePorts(3 * n)
     const names = Array.from({ length: n }, (_, i) => `m${i}`)
     const initialCluster = names.map((name, i) => `${name}=http://127.0.0.1:${ports[3 * i + 1]}`).join(",")
     const extraArgs = [...(options.extraArgs ?? []), "--heartbeat-interval", "50", "--election-timeout", "300"]
-    const members = names.map(
+    return names.map(
       (name, i) =>
         new EtcdProcess(
           fs.mkdtempSync(path.join(tmpRoot(), "etcd-effect-test-")),
@@ -147,13 +163,6 @@ export class EtcdProcess {
           { name, initialCluster }
         )
     )
-    try {
-      await Promise.all(members.map((m) => m.startProcess()))
-      return members
-    } catch (error) {
-      await Promise.all(members.map((m) => m.dispose()))
-      throw error
-    }
   }
 
   /** Starts (or restarts after `stop`) the process on the same ports and data dir; resolves when healthy. */
