@@ -1,6 +1,6 @@
 /**
  * HTTP/2 frame types, flags, settings and error codes (RFC 9113 §6, §7), and the writers of frame
- * headers and whole control frames: the lean client (client-connection.ts) writes them into its
+ * headers and whole control frames: the lean client (client-write-buffer.ts) writes them into its
  * output buffer, the server's transport (src/server/transport/frame-output.ts) each into a Buffer
  * of its own.
  */

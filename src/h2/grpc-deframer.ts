@@ -2,7 +2,7 @@
  * gRPC message framing on the receive side (grpc-go's rpc_util.go `parser.recvMsg`): a stream of
  * DATA chunks in, whole messages out (each one a 1-byte compressed flag, a 4-byte big-endian
  * length, the protobuf bytes). Shared by our lean client (grpc-client.ts) and the server's
- * transport (src/server/transport/server-stream.ts); what differs between them is a parameter:
+ * transport (src/server/transport/call-requests.ts); what differs between them is a parameter:
  *
  * - views (the client's): a message that sits whole inside one chunk is handed over as
  *   (chunk, start, end) — no copy, no view object. Only a message split across chunks is
