@@ -8,6 +8,8 @@
  * costs little next to a server) and reads the server process' CPU time (user + system, from
  * /proc/<pid>/stat) before and after each: CPU time, not wall time, is what means something on a
  * shared machine. Prints µs of server CPU per call, per transport and scenario, and the medians.
+ * It also prints the load generator's CPU per call (the lean client's, as it reports it for its
+ * timed part: `clientCpuMs`), the figure that says what a change to src/h2's client costs. `--transports lean` runs one transport.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -20,6 +22,8 @@ const arg = (name: string, fallback: number): number => {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback
 }
 const rounds = arg("rounds", 3)
+const transportsArg = process.argv.indexOf("--transports")
+const transports = transportsArg >= 0 ? process.argv[transportsArg + 1]!.split(",") : ["lean", "grpc-js"]
 const total = arg("total", 20000)
 const main = path.resolve(path.dirname(new URL(import.meta.url).pathname), "../src/cli/main.js")
 const TICK_US = 1e6 / Number(execFileSync("getconf", ["CLK_TCK"]).toString().trim())
@@ -73,38 +77,42 @@ const startServer = async (transport: string): Promise<{ child: ChildProcess; po
   return { child, port, dir }
 }
 
-const load = (port: number, scenario: string): void => {
-  execFileSync(
-    process.execPath,
-    [
-      main,
-      "bench",
-      scenario,
-      "--endpoints",
-      `127.0.0.1:${port}`,
-      "--total",
-      String(total),
-      "--conns",
-      "1",
-      "--clients",
-      "16"
-    ],
-    { stdio: "ignore" }
-  )
+/** Runs the load generator; returns the CPU it reports for its timed part, in µs (`clientCpuMs`). */
+const load = (port: number, scenario: string): number => {
+  const args = [
+    "bench",
+    scenario,
+    "--endpoints",
+    `127.0.0.1:${port}`,
+    "--total",
+    String(total),
+    "--conns",
+    "1",
+    "--clients",
+    "16",
+    "-w",
+    "json"
+  ]
+  const report = JSON.parse(execFileSync(process.execPath, [main, ...args]).toString()) as { clientCpuMs?: number }
+  return (report.clientCpuMs ?? Number.NaN) * 1000
 }
 
 const results: Record<string, Array<number>> = {}
 for (let round = 0; round < rounds; round++) {
-  const order = round % 2 === 0 ? ["lean", "grpc-js"] : ["grpc-js", "lean"]
+  const order = round % 2 === 0 ? transports : [...transports].reverse()
   for (const transport of order) {
     const { child, port, dir } = await startServer(transport)
     try {
       for (const scenario of ["put", "range"]) {
         const before = cpuUs(child.pid!)
-        load(port, scenario)
+        const clientUs = load(port, scenario)
         const perCall = (cpuUs(child.pid!) - before) / total
         ;(results[`${transport} ${scenario}`] ??= []).push(perCall)
-        console.log(`round ${round + 1} ${transport} ${scenario}: ${perCall.toFixed(1)} µs server CPU per call`)
+        ;(results[`${transport} ${scenario} (load generator)`] ??= []).push(clientUs / total)
+        console.log(
+          `round ${round + 1} ${transport} ${scenario}: ${perCall.toFixed(1)} µs server CPU per call, ` +
+            `${(clientUs / total).toFixed(1)} µs load generator CPU per call`
+        )
       }
     } finally {
       child.kill()
