@@ -86,7 +86,7 @@ const startWatch = (
       }
       const watcher = new CacheWatcher({
         chanSize,
-        filter: (key2, attrs) => filter(key2, attrs),
+        filter,
         startRV,
         allowWatchBookmarks: B,
         typeMeta: d.typeMeta,
