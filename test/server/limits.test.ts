@@ -10,6 +10,7 @@ import * as http2 from "node:http2"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { makeCallRunner } from "../../src/server/grpc-bridge.js"
 import { EtcdProcess, skipEtcd } from "../support/etcd.js"
+import { untilDone } from "../support/stall.js"
 import {
   call,
   eventually,
@@ -193,6 +194,7 @@ describe("a unary call past its deadline is cancelled", () => {
   it("the handler's fiber is interrupted when the client's deadline passes (grpc-js does not say so)", async () => {
     const scope = Effect.runSync(Scope.make())
     const runner = await Effect.runPromise(Scope.extend(makeCallRunner(), scope))
+    let started = 0
     let interrupted = 0
     let finished = 0
     const server = new grpc.Server()
@@ -210,7 +212,10 @@ describe("a unary call past its deadline is cancelled", () => {
       {
         // never answers: only the deadline can end it, so no time decides the outcome
         Wait: runner.unary<Buffer, Buffer>("Wait", () =>
-          Effect.never.pipe(
+          Effect.zipRight(
+            Effect.sync(() => started++),
+            Effect.never
+          ).pipe(
             Effect.onInterrupt(() => Effect.sync(() => interrupted++)),
             Effect.ensuring(Effect.sync(() => finished++))
           )
@@ -222,20 +227,29 @@ describe("a unary call past its deadline is cancelled", () => {
     )
     const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure())
     try {
+      // connected first: a deadline that passes while the channel still connects ends the call in
+      // the client before the server ever sees it (at load 20 a first connection took longer than it)
+      await new Promise<void>((resolve, reject) =>
+        client.waitForReady(Date.now() + 60_000, (e) => (e ? reject(e) : resolve()))
+      )
       const status = await new Promise<number>((resolve) =>
         client.makeUnaryRequest(
           "/test.Slow/Wait",
           (b: Buffer) => b,
           (b: Buffer) => b,
           Buffer.alloc(0),
-          {
-            deadline: Date.now() + 200
-          },
+          // long enough for the request to reach the server (in this process) on a loaded machine
+          { deadline: Date.now() + 2_000 },
           (err) => resolve(err?.code ?? 0)
         )
       )
       expect(status).toBe(grpc.status.DEADLINE_EXCEEDED)
-      while (interrupted === 0) await new Promise((r) => setTimeout(r, 10))
+      await untilDone(
+        "the handler's interruption (started, interrupted)",
+        () => interrupted > 0,
+        () => `${started}, ${interrupted}`
+      )
+      expect(started).toBe(1)
       expect(interrupted).toBe(1)
       expect(finished).toBe(1)
       expect(runner.inFlight().unary).toBe(0)
@@ -244,7 +258,8 @@ describe("a unary call past its deadline is cancelled", () => {
       server.forceShutdown()
       await Effect.runPromise(Scope.close(scope, Exit.void))
     }
-  })
+    // every wait above is bounded on its own (the ready wait, the deadline, untilDone's stall)
+  }, 0)
 })
 
 describe("a watch client that never reads", () => {

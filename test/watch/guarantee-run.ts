@@ -28,6 +28,7 @@ import {
   validate,
   type WatchRec
 } from "./history-check.js"
+import { watchdog } from "../support/stall.js"
 import { b, drain, lmdbWatchStack, s, settle, watchLayer, watchStack } from "./helpers.js"
 import { LEASE_IDS, type LeaseCoverage, LeaseModel, newLeaseCoverage, validateRemovals } from "./lease-model.js"
 
@@ -722,16 +723,25 @@ export const property = (options: PropertyOptions) =>
       }
       return options.scenario.leases ? watchStack(layerMemory, config) : watchLayer(config)
     }
+    // no wall-clock budget for the whole (its tests take none): a case that ends nothing for STALL_MS is a hang
+    let cases = 0
     yield* Effect.promise(() =>
-      fc.assert(
-        fc.asyncProperty(
-          storeConfig,
-          fc.array(commands(options.scenario), { minLength: 5, maxLength: options.maxCommands, size: "max" }),
-          fc.array(fc.boolean(), { minLength: STREAMS, maxLength: STREAMS }),
-          (cfg, cmds, stalled) =>
-            Runtime.runPromise(runtime)(Effect.scoped(run(cmds, stalled, options).pipe(Effect.provide(layerFor(cfg)))))
-        ),
-        { numRuns: options.numRuns, ...(options.seed !== undefined ? { seed: options.seed } : {}) }
+      watchdog(
+        "watch guarantee cases",
+        () => cases,
+        () =>
+          fc.assert(
+            fc.asyncProperty(
+              storeConfig,
+              fc.array(commands(options.scenario), { minLength: 5, maxLength: options.maxCommands, size: "max" }),
+              fc.array(fc.boolean(), { minLength: STREAMS, maxLength: STREAMS }),
+              (cfg, cmds, stalled) =>
+                Runtime.runPromise(runtime)(
+                  Effect.scoped(run(cmds, stalled, options).pipe(Effect.provide(layerFor(cfg))))
+                ).finally(() => void cases++)
+            ),
+            { numRuns: options.numRuns, ...(options.seed !== undefined ? { seed: options.seed } : {}) }
+          )
       )
     )
     for (const stats of opened) {

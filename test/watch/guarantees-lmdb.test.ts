@@ -11,6 +11,8 @@ import { newCoverage, property } from "./guarantee-run.js"
 
 const coverage = newCoverage()
 
+// no test has a wall-clock budget: property() fails a case that makes no progress for STALL_MS
+
 // the last test checks what the runs before it covered: a shuffled run keeps their order
 describe("watch guarantees over LMDB", { shuffle: false }, () => {
   it.effect(
@@ -24,7 +26,7 @@ describe("watch guarantees over LMDB", { shuffle: false }, () => {
         maxCommands: 50,
         numRuns: Number(process.env.WATCH_LMDB_PROP_RUNS ?? 30)
       }),
-    120_000
+    0
   )
 
   it.effect(
@@ -38,7 +40,7 @@ describe("watch guarantees over LMDB", { shuffle: false }, () => {
         maxCommands: 40,
         numRuns: Number(process.env.WATCH_LMDB_PROP_CLOCK_RUNS ?? 10)
       }),
-    120_000
+    0
   )
 
   it("the runs reached expiries, victims and group commits", () => {

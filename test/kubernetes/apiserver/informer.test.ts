@@ -10,8 +10,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { compactWith } from "../../../src/kubernetes/storage/etcd3/compact.js"
 import { startInProcess, type InProcessServer } from "../../server/support/in-process.js"
 import { freePort } from "../../support/ports.js"
+import { STALL_MS, watchdog } from "../../support/stall.js"
 import { kubeConfig } from "./clients.js"
-import { configMap, newNamespace, request, startApiServer, type TestApiServer, widgetCRD } from "./support.js"
+import { configMap, newNamespace, request, startApiServer, widgetCRD } from "./support.js"
 
 /** A seeded PRNG (mulberry32): the writes are random but the same on every run. */
 const prng = (seed: number) => () => {
@@ -53,6 +54,7 @@ const writer = async (
     } else {
       await request(base(), "PUT", `${collection}/${name}`, make(name, i))
     }
+    progress++
   }
 }
 
@@ -64,19 +66,26 @@ const storeState = async (base: string, collection: string): Promise<Record<stri
 const cacheState = (informer: k8s.ObjectCache<k8s.KubernetesObject>): Record<string, string> =>
   Object.fromEntries(informer.list().map((o) => [o.metadata!.name!, o.metadata!.resourceVersion!]))
 
-const converges = async (
-  informer: k8s.ObjectCache<k8s.KubernetesObject>,
-  base: string,
-  collection: string,
-  ms = 20_000
-) => {
-  const deadline = Date.now() + ms
-  let want: Record<string, string> = {}
+/** requests answered, informer events seen, phases begun: what the watchdog of each test watches */
+let progress = 0
+
+/**
+ * Polls until the informer's cache equals the store. Fails when the cache has not moved for
+ * STALL_MS while it differs: a lost event or a hung watch, not a slow machine.
+ */
+const converges = async (informer: k8s.ObjectCache<k8s.KubernetesObject>, base: string, collection: string) => {
+  let since = Date.now()
+  let last = ""
   for (;;) {
-    want = await storeState(base, collection)
+    const want = await storeState(base, collection)
     const got = cacheState(informer)
-    if (JSON.stringify(Object.entries(got).sort()) === JSON.stringify(Object.entries(want).sort())) return want
-    if (Date.now() > deadline) expect(got).toEqual(want)
+    const seen = JSON.stringify(Object.entries(got).sort())
+    if (seen === JSON.stringify(Object.entries(want).sort())) return want
+    if (seen !== last) {
+      last = seen
+      since = Date.now()
+      progress++
+    } else if (Date.now() - since > STALL_MS) expect(got).toEqual(want)
     await new Promise((r) => setTimeout(r, 50))
   }
 }
@@ -91,106 +100,150 @@ const startInformer = async <T extends k8s.KubernetesObject>(
     setTimeout(() => void informer.start().catch(() => {}), 100)
   })
   informer.on("connect", () => void counters.relists++)
+  for (const event of ["add", "update", "delete"] as const) informer.on(event, () => void progress++)
   await informer.start()
 }
 
+/** an apiserver on `port` (fixed, so the informer's URL outlives a restart), counted as progress */
+const apiOn = async (etcd: InProcessServer, port: number | undefined, watchCache = true) => {
+  progress++
+  const api = await startApiServer({
+    etcdServers: [etcd.endpoint],
+    ...(port === undefined ? {} : { port }),
+    watchCache
+  })
+  progress++
+  return api
+}
+
+// Each test owns its apiservers (a test that stopped one mid-way leaves nothing to the next) and
+// has no wall-clock budget: its watchdog fails it when no request, event or phase moved for STALL_MS.
 describe("apiserver: @kubernetes/client-node informers", () => {
   let etcd: InProcessServer
-  let port: number
-  let api: TestApiServer
-  const url = () => api.url
 
   beforeAll(async () => {
     etcd = await startInProcess()
-    port = await freePort()
-    api = await startApiServer({ etcdServers: [etcd.endpoint], port })
   })
   afterAll(async () => {
-    await api?.close()
     await etcd?.close()
   })
 
-  it("over a CRD's resource: the cache equals the store after 1200 random writes, and again after an apiserver restart (relist on the Cacher's 410)", async () => {
-    await request(url(), "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD())
-    const ns = await newNamespace(url())
-    const collection = `/apis/example.com/v1/namespaces/${ns}/widgets`
-    // the CRD's resource is served once the CRD controller saw it
-    while ((await request(url(), "GET", collection)).status !== 200) await new Promise((r) => setTimeout(r, 20))
-    const kc = kubeConfig(url())
-    const custom = kc.makeApiClient(k8s.CustomObjectsApi)
-    const informer = k8s.makeInformer<k8s.KubernetesObject>(
-      kc,
-      collection,
-      () =>
-        custom.listNamespacedCustomObject({
-          group: "example.com",
-          version: "v1",
-          namespace: ns,
-          plural: "widgets"
-        }) as never
-    )
-    const counters = { errors: 0, relists: 0 }
-    await startInformer(informer, counters)
-    const widget = (name: string, i: number) => ({
-      apiVersion: "example.com/v1",
-      kind: "Widget",
-      metadata: { name, labels: { i: String(i % 7) } },
-      spec: { size: i }
-    })
-    try {
-      await randomWrites(url, collection, widget, 1200, 1)
-      await converges(informer, url(), collection)
-      // restart: the informer's watch breaks; it restarts from its RV, the new cache answers 410, it relists
-      await api.close()
-      api = await startApiServer({ etcdServers: [etcd.endpoint], port })
-      await randomWrites(url, collection, widget, 200, 2)
-      const state = await converges(informer, url(), collection)
-      expect(Object.keys(state).length).toBeGreaterThan(0)
-      expect(counters.relists).toBeGreaterThan(1)
-    } finally {
-      await informer.stop()
-    }
-  }, 120_000)
+  it(
+    "over a CRD's resource: the cache equals the store after 1200 random writes, and again after an apiserver restart (relist on the Cacher's 410)",
+    () =>
+      watchdog(
+        "informer over a CRD's resource",
+        () => progress,
+        async () => {
+          const port = await freePort()
+          let api = await apiOn(etcd, port)
+          const url = () => api.url
+          try {
+            await request(url(), "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", widgetCRD())
+            const ns = await newNamespace(url())
+            const collection = `/apis/example.com/v1/namespaces/${ns}/widgets`
+            // the CRD's resource is served once the CRD controller saw it
+            while ((await request(url(), "GET", collection)).status !== 200) await new Promise((r) => setTimeout(r, 20))
+            const kc = kubeConfig(url())
+            const custom = kc.makeApiClient(k8s.CustomObjectsApi)
+            const informer = k8s.makeInformer<k8s.KubernetesObject>(
+              kc,
+              collection,
+              () =>
+                custom.listNamespacedCustomObject({
+                  group: "example.com",
+                  version: "v1",
+                  namespace: ns,
+                  plural: "widgets"
+                }) as never
+            )
+            const counters = { errors: 0, relists: 0 }
+            await startInformer(informer, counters)
+            const widget = (name: string, i: number) => ({
+              apiVersion: "example.com/v1",
+              kind: "Widget",
+              metadata: { name, labels: { i: String(i % 7) } },
+              spec: { size: i }
+            })
+            try {
+              await randomWrites(url, collection, widget, 1200, 1)
+              await converges(informer, url(), collection)
+              // restart: the informer's watch breaks; it restarts from its RV, the new cache answers 410, it relists
+              await api.close()
+              api = await apiOn(etcd, port)
+              await randomWrites(url, collection, widget, 200, 2)
+              const state = await converges(informer, url(), collection)
+              expect(Object.keys(state).length).toBeGreaterThan(0)
+              expect(counters.relists).toBeGreaterThan(1)
+            } finally {
+              await informer.stop()
+            }
+          } finally {
+            await api.close()
+          }
+        }
+      ),
+    0
+  )
 
-  it("over ConfigMaps: the cache equals the store after 1200 random writes, and after etcd compacted past the informer's RV (410 from etcd, relist)", async () => {
-    const ns = await newNamespace(url())
-    const collection = `/api/v1/namespaces/${ns}/configmaps`
-    const kc = kubeConfig(url())
-    const core = kc.makeApiClient(k8s.CoreV1Api)
-    const informer = k8s.makeInformer<k8s.KubernetesObject>(
-      kc,
-      collection,
-      () => core.listNamespacedConfigMap({ namespace: ns }) as never
-    )
-    const counters = { errors: 0, relists: 0 }
-    await startInformer(informer, counters)
-    const cm = (name: string, i: number) => configMap(name, { v: String(i) })
-    try {
-      await randomWrites(url, collection, cm, 1200, 3)
-      await converges(informer, url(), collection)
-      const relistsBefore = counters.relists
-      // the apiserver goes away; meanwhile writes happen and etcd is compacted past the informer's RV
-      await api.close()
-      const other = await startApiServer({ etcdServers: [etcd.endpoint] })
-      await randomWrites(() => other.url, collection, cm, 200, 4)
-      const rev = BigInt((await request(other.url, "GET", collection)).body.metadata.resourceVersion)
-      await other.close()
-      await Effect.runPromise(
-        Effect.scoped(
-          Effect.flatMap(
-            Effect.promise(() => import("../../../src/client/client.js")),
-            ({ make }) =>
-              Effect.flatMap(Effect.orDie(make({ endpoints: [etcd.endpoint] })), (client) => compactWith(client, rev))
-          )
-        )
-      )
-      // back without the watch cache: the informer's watch goes to etcd, which answers 410
-      api = await startApiServer({ etcdServers: [etcd.endpoint], port, watchCache: false })
-      await randomWrites(url, collection, cm, 100, 5)
-      await converges(informer, url(), collection)
-      expect(counters.relists).toBeGreaterThan(relistsBefore)
-    } finally {
-      await informer.stop()
-    }
-  }, 120_000)
+  it(
+    "over ConfigMaps: the cache equals the store after 1200 random writes, and after etcd compacted past the informer's RV (410 from etcd, relist)",
+    () =>
+      watchdog(
+        "informer over ConfigMaps",
+        () => progress,
+        async () => {
+          const port = await freePort()
+          let api = await apiOn(etcd, port)
+          const url = () => api.url
+          try {
+            const ns = await newNamespace(url())
+            const collection = `/api/v1/namespaces/${ns}/configmaps`
+            const kc = kubeConfig(url())
+            const core = kc.makeApiClient(k8s.CoreV1Api)
+            const informer = k8s.makeInformer<k8s.KubernetesObject>(
+              kc,
+              collection,
+              () => core.listNamespacedConfigMap({ namespace: ns }) as never
+            )
+            const counters = { errors: 0, relists: 0 }
+            await startInformer(informer, counters)
+            const cm = (name: string, i: number) => configMap(name, { v: String(i) })
+            try {
+              await randomWrites(url, collection, cm, 1200, 3)
+              await converges(informer, url(), collection)
+              const relistsBefore = counters.relists
+              // the apiserver goes away; meanwhile writes happen and etcd is compacted past the informer's RV
+              await api.close()
+              const other = await apiOn(etcd, undefined)
+              await randomWrites(() => other.url, collection, cm, 200, 4)
+              const rev = BigInt((await request(other.url, "GET", collection)).body.metadata.resourceVersion)
+              await other.close()
+              progress++
+              await Effect.runPromise(
+                Effect.scoped(
+                  Effect.flatMap(
+                    Effect.promise(() => import("../../../src/client/client.js")),
+                    ({ make }) =>
+                      Effect.flatMap(Effect.orDie(make({ endpoints: [etcd.endpoint] })), (client) =>
+                        compactWith(client, rev)
+                      )
+                  )
+                )
+              )
+              // back without the watch cache: the informer's watch goes to etcd, which answers 410
+              api = await apiOn(etcd, port, false)
+              await randomWrites(url, collection, cm, 100, 5)
+              await converges(informer, url(), collection)
+              expect(counters.relists).toBeGreaterThan(relistsBefore)
+            } finally {
+              await informer.stop()
+            }
+          } finally {
+            await api.close()
+          }
+        }
+      ),
+    0
+  )
 })

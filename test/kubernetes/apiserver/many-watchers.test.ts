@@ -7,44 +7,19 @@
  * and over 60 s on a loaded one (load 10–12 on 2 cores: 36 s to open the watches alone), so a
  * wall-clock budget fails on a slow machine for no fault of the product. It has none: each phase
  * waits for its work and fails when that work makes no progress for STALL_MS (no watch opened, no
- * request answered, no event delivered) — a stall, which is what a lost event or a hung watch is.
+ * request answered, no event delivered; test/support/stall.ts) — a stall, which is what a lost
+ * event or a hung watch is.
  */
 import * as http from "node:http"
 import { describe, expect, it } from "vitest"
+import { untilDone, unstalled } from "../../support/stall.js"
 import { configMap, newNamespace, request, startApiServer } from "./support.js"
 
 const WATCHERS = Number(process.env["APISERVER_WATCHERS"] ?? "5000")
 const GROUPS = 10
 const WRITES = 24
 const INTERVAL_MS = 50
-const STALL_MS = 30_000
-
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** waits until done(); fails when progress() has not changed for STALL_MS */
-const untilDone = async (what: string, done: () => boolean, progress: () => number): Promise<void> => {
-  let last = progress()
-  let since = Date.now()
-  while (!done()) {
-    await sleep(50)
-    const now = progress()
-    if (now !== last) {
-      last = now
-      since = Date.now()
-    } else if (Date.now() - since > STALL_MS) throw new Error(`${what}: no progress in ${STALL_MS} ms (at ${now})`)
-  }
-}
-
-/** p, or a failure when it has not settled in STALL_MS */
-const unstalled = <A>(what: string, p: Promise<A>): Promise<A> => {
-  let timer: NodeJS.Timeout | undefined
-  return Promise.race([
-    p,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${what}: no answer in ${STALL_MS} ms`)), STALL_MS)
-    })
-  ]).finally(() => clearTimeout(timer))
-}
 
 interface Seen {
   readonly events: Array<string>
