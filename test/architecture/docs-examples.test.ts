@@ -130,9 +130,11 @@ describe("README and docs/: every example runs", () => {
     })
   }, 600_000)
 
-  afterAll(() => {
-    if (root !== undefined) fs.rmSync(root, { recursive: true, force: true })
-  })
+  // an npm install of thousands of files: removed off the event loop (rmSync here blocked the worker
+  // past vitest's 60 s RPC and hook timeouts on a loaded machine), and no budget: it waits on the disk only
+  afterAll(async () => {
+    if (root !== undefined) await fs.promises.rm(root, { recursive: true, force: true })
+  }, 0)
 
   it("reads the convention: languages, not-run, transcripts, output blocks, … in output", () => {
     const md = [
