@@ -11,7 +11,7 @@
  * Skips when strace is missing or not permitted (containers without ptrace).
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawnSync } from "node:child_process"
+import { execFile, spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterAll, beforeAll } from "vitest"
@@ -127,40 +127,44 @@ const uncoveredAcks = (events: ReadonlyArray<Event>): Array<string> => {
   return problems
 }
 
-const traceWriter = (name: string, extra: ReadonlyArray<string>) => {
+/** the traced writer runs as a child the worker waits for, not under spawnSync: a blocked worker misses vitest's RPC deadline */
+const traceWriter = async (name: string, extra: ReadonlyArray<string>) => {
   const dir = path.join(root, name)
   const log = path.join(root, `${name}.strace`)
-  const r = spawnSync(
-    "strace",
-    [
-      "-f",
-      "-qq",
-      "-e",
-      "trace=openat,close,fdatasync,pwritev,pwrite64,write",
-      "-e",
-      "signal=none",
-      "-s",
-      "24",
-      "-o",
-      log,
-      process.execPath,
-      child.file,
-      "durability-writer",
-      dir,
-      "60",
-      ...extra
-    ],
-    { cwd: projectRoot, encoding: "utf8", timeout: 45_000 }
+  const status = await new Promise<number>((resolve) =>
+    execFile(
+      "strace",
+      [
+        "-f",
+        "-qq",
+        "-e",
+        "trace=openat,close,fdatasync,pwritev,pwrite64,write",
+        "-e",
+        "signal=none",
+        "-s",
+        "24",
+        "-o",
+        log,
+        process.execPath,
+        child.file,
+        "durability-writer",
+        dir,
+        "60",
+        ...extra
+      ],
+      { cwd: projectRoot, encoding: "utf8", timeout: 45_000 },
+      (e) => resolve(e === null ? 0 : typeof e.code === "number" ? e.code : 1)
+    )
   )
-  expect(r.status).toBe(0)
+  expect(status).toBe(0)
   return parse(fs.readFileSync(log, "utf8"))
 }
 
 describe("durability (LMDB backend with WAL, system-call trace)", () => {
   it.skipIf(!strace)(
     "a write Effect completes only after its WAL record was written and fdatasync'ed; LMDB is synced off that path",
-    () => {
-      const events = traceWriter("synced", [])
+    async () => {
+      const events = await traceWriter("synced", [])
       expect(uncoveredAcks(events)).toEqual([])
       const acks = events.filter((e) => e.kind === "ack").map((e) => e.n!)
       expect(acks.sort((a, b) => a - b)).toEqual(Array.from({ length: 60 }, (_, i) => i))
@@ -185,8 +189,8 @@ describe("durability (LMDB backend with WAL, system-call trace)", () => {
 
   it.skipIf(!strace)(
     "the check fails when the WAL does not sync (acks without an fdatasync)",
-    () => {
-      const events = traceWriter("unsynced", ["nosync"])
+    async () => {
+      const events = await traceWriter("unsynced", ["nosync"])
       expect(events.filter((e) => e.kind === "ack").length).toBe(60)
       expect(events.some((e) => e.kind === "walWriteDone")).toBe(true)
       expect(uncoveredAcks(events).length).toBe(60)
