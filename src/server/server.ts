@@ -64,6 +64,7 @@ import { makeGrpcTransport } from "./transport/grpc-transport.js"
 import { alarmName, makeAlarms } from "./alarms.js"
 import { makeQuota } from "./quota.js"
 import { refuseMalformed, withUnmarshalChecks } from "./unmarshal-check.js"
+import { withKvWire } from "./kv-wire.js"
 
 export { ServeError }
 
@@ -169,7 +170,13 @@ export const layerServer = (
         const base = serviceDefinition(name)
         // Watch responses leave pre-encoded (src/server/watch-wire.ts); its serializer passes bytes through.
         const checked = withUnmarshalChecks(base, packageDefinition) as grpc.ServiceDefinition
-        const definition = name === "Watch" ? { ...checked, Watch: passThroughSerializer(checked["Watch"]!) } : checked
+        // KV responses are encoded by src/server/kv-wire.ts (protobufjs' bytes, without its fromObject)
+        const definition =
+          name === "Watch"
+            ? { ...checked, Watch: passThroughSerializer(checked["Watch"]!) }
+            : name === "KV"
+              ? withKvWire(checked)
+              : checked
         server.addService(definition, {
           ...(refuseMalformed(
             definition,

@@ -14,51 +14,114 @@ import { MvccStore } from "../mvcc/kv.js"
 import type { EventBatch } from "./event-batch.js"
 import type { WatcherGroup } from "./watcher-group.js"
 import { WatcherGroups } from "./watcher-groups.js"
-import type { Watcher } from "./watcher.js"
+import type { ResponseSink, Watcher } from "./watcher.js"
 
-/** The held batches, keyed by watcher. */
+/**
+ * One sink's victims: their batches, and the order they became victims in as a queue with a head
+ * (a Map iterated from its start would walk every entry a pass deleted before, until V8 rehashes
+ * it: with 100k victims a stream, most of a pass). A slot is null once its watcher was delivered.
+ */
+class SinkVictims {
+  readonly batches = new Map<Watcher, EventBatch>()
+  order: Array<Watcher | null> = []
+  head = 0
+
+  /** Drops the delivered and cancelled slots before the head's first live one. */
+  advance(): void {
+    while (this.head < this.order.length) {
+      const w = this.order[this.head]
+      if (w !== null && w !== undefined && this.batches.has(w)) break
+      this.head++
+    }
+    if (this.head > 1024 && this.head * 2 > this.order.length) {
+      this.order = this.order.slice(this.head)
+      this.head = 0
+    }
+  }
+}
+
+/**
+ * The held batches, keyed by watcher and grouped by the watcher's sink (its stream's channel).
+ * etcd's moveVictims tries every victim each pass; a channel that refused stays full until its send
+ * loop takes, so every victim of a refusing sink would fail its send: a pass skips that sink's
+ * victims at once. With a million victims on ten streams a pass is then the few that fit, not a
+ * million failed sends every 10 ms (issue 29, docs/benchmarks.md "Lever 29c").
+ */
 export class VictimBatches {
-  private readonly batches = new Map<Watcher, EventBatch>()
+  private readonly bySink = new Map<ResponseSink, SinkVictims>()
+  private count = 0
 
   get size(): number {
-    return this.batches.size
+    return this.count
   }
 
   /** events held across all victims (etcd's pending work that has not reached a channel) */
   heldEvents(): number {
     let n = 0
-    for (const eb of this.batches.values()) n += eb.evs.length
+    for (const v of this.bySink.values()) for (const eb of v.batches.values()) n += eb.evs.length
     return n
   }
 
   add(w: Watcher, eb: EventBatch): void {
     w.state = "victim"
-    this.batches.set(w, eb)
+    let v = this.bySink.get(w.sink)
+    if (v === undefined) {
+      v = new SinkVictims()
+      this.bySink.set(w.sink, v)
+    }
+    if (!v.batches.has(w)) {
+      this.count++
+      v.order.push(w)
+    }
+    v.batches.set(w, eb)
   }
 
   delete(w: Watcher): boolean {
-    return this.batches.delete(w)
+    const v = this.bySink.get(w.sink)
+    if (v === undefined || !v.batches.delete(w)) return false
+    this.count--
+    if (v.batches.size === 0) this.bySink.delete(w.sink)
+    return true
   }
 
   /**
    * moveVictims: resends every held batch (header revision minRev-1: the watcher has seen the store
-   * up to, not including, minRev). A delivered victim resumes at moreRev if its batch was cut, then
-   * goes to `unsynced` when it is behind the store, else to `synced`. Returns how many were delivered.
+   * up to, not including, minRev), each sink's in the order they became victims. A delivered victim
+   * resumes at moreRev if its batch was cut, then goes to `unsynced` when it is behind the store,
+   * else to `synced`. A sink that refuses ends its victims' turn for this pass (a victim's batch
+   * always has events its filters keep, so each of them would be offered and refused). Returns how
+   * many were delivered.
    */
   retry(curRev: () => number, synced: WatcherGroup, unsynced: WatcherGroup): number {
     let moved = 0
-    for (const [w, eb] of this.batches) {
-      if (!w.send(eb.evs, w.minRev - 1)) continue
-      this.batches.delete(w)
-      moved++
-      if (eb.moreRev !== 0) w.minRev = eb.moreRev
-      if (w.minRev <= curRev()) {
-        w.state = "unsynced"
-        unsynced.add(w)
-      } else {
-        w.state = "synced"
-        synced.add(w)
+    for (const [sink, v] of this.bySink) {
+      v.advance()
+      const order = v.order
+      for (let i = v.head; i < order.length; i++) {
+        if (sink.refusing === true) break
+        const w = order[i]
+        if (w === null || w === undefined) continue
+        const eb = v.batches.get(w)
+        if (eb === undefined) {
+          order[i] = null // cancelled while a victim
+          continue
+        }
+        if (!w.send(eb.evs, w.minRev - 1)) continue
+        v.batches.delete(w)
+        order[i] = null
+        this.count--
+        moved++
+        if (eb.moreRev !== 0) w.minRev = eb.moreRev
+        if (w.minRev <= curRev()) {
+          w.state = "unsynced"
+          unsynced.add(w)
+        } else {
+          w.state = "synced"
+          synced.add(w)
+        }
       }
+      if (v.batches.size === 0) this.bySink.delete(sink)
+      else v.advance()
     }
     return moved
   }

@@ -8,7 +8,8 @@ import { layerMemory } from "../../src/backend/memory.js"
 import { EventType, type Event } from "../../src/mvcc/key-value.js"
 import { layerDefault } from "../../src/mvcc/kvstore.js"
 import { EventBatch } from "../../src/watch/event-batch.js"
-import { Victims } from "../../src/watch/victims.js"
+import { VictimBatches, Victims } from "../../src/watch/victims.js"
+import { WatcherGroup } from "../../src/watch/watcher-group.js"
 import { WatcherGroups } from "../../src/watch/watcher-groups.js"
 import { type WatchResponse, Watcher } from "../../src/watch/watcher.js"
 
@@ -118,4 +119,61 @@ describe("Victims on its own layer", () => {
       expect(victims.moveVictims()).toBe(0)
     }).pipe(Effect.provide(layer))
   )
+
+  it("a pass skips the victims of a sink that refused, and offers to each sink until it refuses", () => {
+    const batches = new VictimBatches()
+    const synced = new WatcherGroup()
+    const unsynced = new WatcherGroup()
+    // a channel with room for `room` responses; refusing once it refused, until `take`
+    const channel = (room: number) => {
+      const s = {
+        room,
+        refusing: false,
+        offers: 0,
+        offer: (_r: WatchResponse) => {
+          s.offers++
+          if (s.refusing || s.room === 0) return !(s.refusing = true)
+          s.room--
+          return true
+        },
+        take: (n: number) => {
+          s.room = n
+          s.refusing = false
+        }
+      }
+      return s
+    }
+    const full = channel(0)
+    const roomy = channel(2)
+    const ws = [full, roomy].flatMap((sink, i) =>
+      Array.from({ length: 1000 }, (_, j) => new Watcher(`k${i}-${j}`, undefined, 0, 3, j, 0, false, sink))
+    )
+    for (const w of ws) batches.add(w, EventBatch.of([put(w.key, 2)]))
+    expect(batches.size).toBe(2000)
+    full.refusing = true
+    // how often a pass looks at the full sink: once, not once per victim
+    let looks = 0
+    const fullState = full as { refusing: boolean }
+    let refusing = true
+    Object.defineProperty(fullState, "refusing", {
+      get: () => (looks++, refusing),
+      set: (v: boolean) => (refusing = v)
+    })
+    expect(batches.retry(() => 1, synced, unsynced)).toBe(2)
+    expect(looks).toBe(1)
+    // the full channel was never offered to; the roomy one twice and refused once
+    expect([full.offers, roomy.offers]).toEqual([0, 3])
+    expect(batches.size).toBe(1998)
+    expect(synced.size).toBe(2)
+    expect(batches.retry(() => 1, synced, unsynced)).toBe(0)
+    expect([full.offers, roomy.offers]).toEqual([0, 3])
+    // once a channel takes, its victims are offered again
+    full.take(1000)
+    roomy.take(1000)
+    expect(batches.retry(() => 1, synced, unsynced)).toBe(1998)
+    expect(batches.size).toBe(0)
+    expect(batches.heldEvents()).toBe(0)
+    expect(synced.size).toBe(2000)
+    expect(ws.every((w) => w.state === "synced")).toBe(true)
+  })
 })
