@@ -1,8 +1,9 @@
 /**
  * The KV service's responses to bytes without protobufjs' `fromObject` on the hot fields (the
  * unary twin of watch-wire.ts). protobufjs turns every int64 of a response into a Long and every
- * message into an instance before it encodes: for a Range of one 256-byte value that was ~15–20 µs
- * of the server's ~60 µs per call, half of it the ResponseHeader's two uint64 ids (issue 29).
+ * message into an instance before it encodes: for a Range of one 256-byte value that was 9–11 µs
+ * of the server's ~70 µs per call, up to half of it the ResponseHeader's two uint64 ids (issue 29,
+ * docs/benchmarks.md "Lever 29b").
  *
  * - Every KV response (Range, Put, DeleteRange, Txn, Compact) has its ResponseHeader as field 1:
  *   the header is written here, its cluster_id/member_id/raft_term bytes kept while they stay the
@@ -16,7 +17,7 @@
  * the method's serializer, so no shape is encoded differently (test/server/kv-wire.test.ts
  * compares the two on random messages).
  */
-import { putVarintNum, varintSizeNum } from "../mvcc/kv-codec.js"
+import { putVarintBig, putVarintNum, varintSizeBig, varintSizeNum } from "../mvcc/kv-codec.js"
 import type { KeyValueInit, RangeResponseInit, ResponseHeaderInit } from "../proto/messages.js"
 
 type Serialize = (value: unknown) => Buffer
@@ -40,27 +41,10 @@ const int64 = (v: unknown): number | bigint | undefined => {
   return undefined
 }
 
-const varintSize = (v: number | bigint): number => {
-  if (typeof v === "number") return varintSizeNum(v)
-  let u = BigInt.asUintN(64, v)
-  let s = 1
-  while (u >= 128n) {
-    u >>= 7n
-    s++
-  }
-  return s
-}
+const varintSize = (v: number | bigint): number => (typeof v === "number" ? varintSizeNum(v) : varintSizeBig(v))
 
-const putVarint = (b: Uint8Array, p: number, v: number | bigint): number => {
-  if (typeof v === "number") return putVarintNum(b, p, v)
-  let u = BigInt.asUintN(64, v)
-  while (u >= 128n) {
-    b[p++] = Number(u & 0x7fn) | 0x80
-    u >>= 7n
-  }
-  b[p++] = Number(u)
-  return p
-}
+const putVarint = (b: Uint8Array, p: number, v: number | bigint): number =>
+  typeof v === "number" ? putVarintNum(b, p, v) : putVarintBig(b, p, v)
 
 /** A message's fields as [tag, value] pairs in field order, sized: the encoders' one plan. */
 class Plan {
