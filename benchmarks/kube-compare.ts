@@ -101,7 +101,12 @@ const startOursApi = (store: Server): Promise<ApiServer> =>
       [ourMain(), "apiserver", "--port", "0", "--etcd-servers", `http://${store.endpoint}`],
       { env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] }
     )
-    const stop = own(proc)
+    const kill = own(proc)
+    let stopping = false
+    const stop = () => {
+      stopping = true
+      return kill()
+    }
     let out = ""
     const onData = (d: Buffer) => {
       out += String(d)
@@ -110,7 +115,12 @@ const startOursApi = (store: Server): Promise<ApiServer> =>
     }
     proc.stdout!.on("data", onData)
     proc.stderr!.on("data", onData)
-    proc.once("exit", (code) => reject(new Error(`etcd-effect apiserver exited ${code}: ${out.slice(-500)}`)))
+    proc.once("exit", (code, signal) => {
+      const why = `etcd-effect apiserver exited ${code ?? signal}: ${out.slice(-1500)}`
+      // after start-up nobody awaits the promise: say why the watches' connections were reset
+      if (!stopping) process.stderr.write(`bench:kube-compare: ${why}\n`)
+      reject(new Error(why))
+    })
   })
 
 const get = (url: string): Promise<{ status: number; body: string }> =>

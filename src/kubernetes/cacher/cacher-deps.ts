@@ -11,6 +11,7 @@ import { Storage, type StorageShape } from "../storage/interfaces.js"
 import { type Attrs, matchesAttributes, type SelectionPredicate } from "../storage/selection-predicate.js"
 import { type CacherConfigShape, CacherConfig, resourcePrefixOf } from "./config.js"
 import { IndexedWatchers, type IndexedWatchersShape } from "./indexed-watchers.js"
+import { InitialEvents } from "./initial-events.js"
 import { listMetricsFor, type ListMetrics } from "./list-metrics.js"
 import { type ReadyShape, Ready } from "./ready.js"
 import { type WatchCacheShape, WatchCache } from "./watch-cache.js"
@@ -31,6 +32,8 @@ export interface CacherDeps {
   /** the indexed trigger's field, if any */
   readonly trigger: string | undefined
   readonly listMetrics: ListMetrics
+  /** what watches from resourceVersion 0 start with, shared while the cache is unchanged */
+  readonly initialEvents: InitialEvents
 }
 
 /** The face's dependencies, from the Cacher's services. */
@@ -57,7 +60,8 @@ export const makeCacherDeps: Effect.Effect<
     prefix,
     typeMeta: config.typeMeta ?? {},
     trigger: config.indexedTrigger?.field,
-    listMetrics: listMetricsFor(prefix)
+    listMetrics: listMetricsFor(prefix),
+    initialEvents: new InitialEvents()
   }
 })
 

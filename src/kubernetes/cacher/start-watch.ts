@@ -68,14 +68,13 @@ const startWatch = (
     return yield* Effect.sync((): Started => {
       const snapshotWanted = S === true || (rv === 0n && S === undefined)
       let startRV: bigint
-      const initial: Array<WatchEvent> = []
+      let initial: ReadonlyArray<WatchEvent> = []
       let pending: ReadonlyArray<WatchCacheEvent> = []
       if (snapshotWanted) {
-        const snap = watchCache.snapshot(recursive ? k : undefined)
-        startRV = snap.resourceVersion
-        if (snap._tag === "Snapshot")
-          for (const el of snap.elements)
-            if (filter(el.key, el.attrs)) initial.push({ type: "ADDED", object: el.object })
+        const selectors = `${pred.label.toString()} ${pred.field.toString()}`
+        const list = d.initialEvents.of(watchCache, k, recursive, selectors, filter)
+        startRV = list.resourceVersion
+        initial = list.events
       } else if (S === false) {
         startRV = rvText === "" ? requiredRV : watchCache.resourceVersion
       } else {
@@ -98,9 +97,13 @@ const startWatch = (
         deadline: options.deadline,
         consumer
       })
-      for (const e of pending) {
-        const out = watcher.convert(e)
-        if (out !== undefined) initial.push(out)
+      if (pending.length > 0) {
+        const converted: Array<WatchEvent> = []
+        for (const e of pending) {
+          const out = watcher.convert(e)
+          if (out !== undefined) converted.push(out)
+        }
+        initial = converted
       }
       const head = watcher.begin(initial, S === true && B ? watchCache.resourceVersion : undefined)
       d.watchers.add(watcher)

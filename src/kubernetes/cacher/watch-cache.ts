@@ -12,6 +12,7 @@ import type { KubeObject } from "../api/object-meta.js"
 import { newResourceExpired, newTooLargeResourceVersion, newInternalError, type StatusError } from "../api/status.js"
 import { type AttrFunc, type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import { CacherConfig, resourcePrefixOf } from "./config.js"
+import { OrderedStore } from "./ordered-store.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 /** defaultLowerBoundCapacity / defaultUpperBoundCapacity (watch_cache_history.go) */
@@ -52,6 +53,10 @@ export class WatchCacheShape {
   listResourceVersion = 0n
   resourceVersion = 0n
   readonly store = new Map<string, StoreElement>()
+  /** changes with every change of the store (an event or a relist): what was read from it is stale */
+  generation = 0
+  /** the store's elements in key order: a snapshot of a prefix without a walk and a sort */
+  private readonly order = new OrderedStore<StoreElement>()
   private waiters = new Set<Waiter>()
 
   constructor(
@@ -90,6 +95,8 @@ export class WatchCacheShape {
       const key = this.keyFunc(o)
       this.store.set(key, { key, object: o, attrs: this.getAttrs(o) })
     }
+    this.order.reset(this.store.values())
+    this.generation++
     this.events = []
     this.head = 0
     this.removedEventSinceRelist = false
@@ -114,8 +121,14 @@ export class WatchCacheShape {
       recordTime: this.now()
     }
     this.updateCache(event)
-    if (type === "DELETED") this.store.delete(key)
-    else this.store.set(key, { key, object, attrs })
+    if (type === "DELETED") {
+      if (this.store.delete(key)) this.order.delete(key)
+    } else {
+      const el: StoreElement = { key, object, attrs }
+      this.store.set(key, el)
+      this.order.set(el)
+    }
+    this.generation++
     this.setResourceVersion(rv)
     return event
   }
@@ -229,10 +242,8 @@ export class WatchCacheShape {
   }
 
   /** The current state as a list sorted by key, optionally under a key prefix. */
-  snapshot(prefix?: string): Interval {
-    const elements: Array<StoreElement> = []
-    for (const e of this.store.values()) if (prefix === undefined || e.key.startsWith(prefix)) elements.push(e)
-    return { _tag: "Snapshot", elements: sortedByKey(elements), resourceVersion: this.resourceVersion }
+  snapshot(prefix?: string): Extract<Interval, { readonly _tag: "Snapshot" }> {
+    return { _tag: "Snapshot", elements: this.order.withPrefix(prefix), resourceVersion: this.resourceVersion }
   }
 
   /**

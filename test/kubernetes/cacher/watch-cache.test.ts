@@ -4,7 +4,7 @@
  * freshness wait; snapshots sorted by key. Time is a plain number the test moves.
  */
 import { it } from "@effect/vitest"
-import { Effect, Either, Fiber, Layer, Metric, MetricState, TestClock } from "effect"
+import { Effect, Either, FastCheck as fc, Fiber, Layer, Metric, MetricState, TestClock } from "effect"
 import { describe, expect } from "vitest"
 import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { defaultAttrs } from "../../../src/kubernetes/storage/selection-predicate.js"
@@ -71,6 +71,55 @@ describe("watchCache", () => {
     expect(snap._tag === "Snapshot" && snap.elements.map((x) => x.key)).toEqual(["/pods/ns/a"])
     expect(wc.resourceVersion).toBe(7n)
   })
+
+  // keys of a few namespaces whose names are prefixes of each other ("n", "n1", "n10") and of
+  // characters on both sides of "/" in code-unit order, so a prefix range has neighbours to leak into
+  const ns = fc.constantFrom("n", "n1", "n10", "m", "n-")
+  const name = fc.constantFrom("a", "b", "a0", "A", "-", "z", "\u00e9", "\ud83d\ude00")
+  const op = fc.oneof(
+    fc.record({ kind: fc.constantFrom("ADDED" as const, "MODIFIED" as const, "DELETED" as const), ns, name }),
+    fc.record({ kind: fc.constant("REPLACE" as const), objects: fc.array(fc.tuple(ns, name), { maxLength: 12 }) })
+  )
+  it.prop(
+    "a snapshot of any prefix is the store's objects under it, sorted by key, after any events and relists",
+    [
+      fc.array(op, { maxLength: 60 }),
+      fc.array(fc.constantFrom(undefined, "", "/pods/", "/pods/n", "/pods/n1/", "/pods/n1", "/pods/m/", "/pods/x/"), {
+        minLength: 1,
+        maxLength: 4
+      })
+    ],
+    ([ops, prefixes]) => {
+      const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0)
+      const model = new Map<string, KubeObject>()
+      let rv = 1n
+      wc.replace([], rv)
+      const o = (namespace: string, n: string, v: bigint): KubeObject => ({
+        metadata: { name: n, namespace, resourceVersion: String(v) }
+      })
+      for (const step of ops) {
+        rv++
+        if (step.kind === "REPLACE") {
+          const objects = step.objects.map(([namespace, n]) => o(namespace, n, rv))
+          wc.replace(objects, rv)
+          model.clear()
+          for (const x of objects) model.set(keyOf(x), x)
+        } else {
+          const x = o(step.ns, step.name, rv)
+          wc.processEvent(step.kind, x, rv)
+          if (step.kind === "DELETED") model.delete(keyOf(x))
+          else model.set(keyOf(x), x)
+        }
+        for (const prefix of prefixes) {
+          const snap = wc.snapshot(prefix)
+          const want = [...model.entries()]
+            .filter(([k]) => prefix === undefined || k.startsWith(prefix))
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          expect(snap._tag === "Snapshot" && snap.elements.map((e) => [e.key, e.object])).toEqual(want)
+        }
+      }
+    }
+  )
 
   it.effect("waitUntilFresh returns once the cache reaches the RV, else 'Too large resource version' after 3 s", () =>
     Effect.gen(function* () {
