@@ -24,6 +24,7 @@ export interface InitialList {
 
 export class InitialEvents {
   private generation = -1
+  private resourceVersion = -1n
   private readonly lists = new Map<string, InitialList>()
 
   /**
@@ -37,8 +38,10 @@ export class InitialEvents {
     selectors: string,
     filter: (key: string, attrs: Attrs) => boolean
   ): InitialList {
-    if (watchCache.generation !== this.generation) {
+    // a bookmark moves the cache's RV without changing its objects: a list carries the RV it was read at
+    if (watchCache.generation !== this.generation || watchCache.resourceVersion !== this.resourceVersion) {
       this.generation = watchCache.generation
+      this.resourceVersion = watchCache.resourceVersion
       this.lists.clear()
     }
     const id = `${recursive ? "r" : "s"} ${key} ${selectors}`

@@ -1,7 +1,8 @@
 /**
  * InitialEvents: what a watch from resourceVersion 0 starts with, shared while the watch cache is
  * unchanged. Against a model (the cache's objects under the key that pass the selector, in key
- * order), after any events and relists, with lists asked for again and again in between.
+ * order, at the cache's RV), after any events, bookmarks and relists, with lists asked for again
+ * and again in between.
  */
 import { it } from "@effect/vitest"
 import { Either, FastCheck as fc } from "effect"
@@ -20,6 +21,7 @@ const app = fc.constantFrom("web", "db")
 const op = fc.oneof(
   fc.record({ kind: fc.constantFrom("ADDED" as const, "MODIFIED" as const, "DELETED" as const), ns, name, app }),
   fc.record({ kind: fc.constant("REPLACE" as const), objects: fc.array(fc.tuple(ns, name, app), { maxLength: 8 }) }),
+  fc.record({ kind: fc.constant("BOOKMARK" as const) }),
   fc.record({
     kind: fc.constant("WATCH" as const),
     key: fc.constantFrom("/cm/", "/cm/a/", "/cm/a1/", "/cm/a/x", "/cm/b/y"),
@@ -65,7 +67,9 @@ describe("InitialEvents", () => {
           continue
         }
         rv++
-        if (step.kind === "REPLACE") {
+        if (step.kind === "BOOKMARK") {
+          wc.updateResourceVersion(rv)
+        } else if (step.kind === "REPLACE") {
           const objects = step.objects.map(([namespace, n, a]) => o(namespace, n, a, rv))
           wc.replace(objects, rv)
           model.clear()
@@ -89,10 +93,16 @@ describe("InitialEvents", () => {
     expect(initial.of(wc, "/cm/a/", true, "", all)).toBe(first)
     // another selector text is another list
     expect(initial.of(wc, "/cm/a/", true, "app=web ", all)).not.toBe(first)
-    wc.processEvent("MODIFIED", { metadata: { name: "x", namespace: "a", labels: { v: "2" } } }, 6n)
+    // a bookmark: same objects, a newer RV, so a new list that says so
+    wc.updateResourceVersion(6n)
+    const bookmarked = initial.of(wc, "/cm/a/", true, "", all)
+    expect(bookmarked).not.toBe(first)
+    expect(bookmarked.resourceVersion).toBe(6n)
+    expect(bookmarked.events).toEqual(first.events)
+    wc.processEvent("MODIFIED", { metadata: { name: "x", namespace: "a", labels: { v: "2" } } }, 7n)
     const next = initial.of(wc, "/cm/a/", true, "", all)
     expect(next).not.toBe(first)
-    expect(next.resourceVersion).toBe(6n)
+    expect(next.resourceVersion).toBe(7n)
     expect(next.events.map((e) => (e.object as KubeObject).metadata.labels)).toEqual([{ v: "2" }])
   })
 })
