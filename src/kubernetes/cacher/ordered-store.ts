@@ -14,6 +14,10 @@ export interface Keyed {
   readonly key: string
 }
 
+/** `elements` sorted by key, in the order the cache's snapshots use. */
+export const sortedByKey = <T extends Keyed>(elements: Iterable<T>): Array<T> =>
+  Array.from(elements).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+
 export class OrderedStore<T extends Keyed> {
   private elements: Array<T> = []
 
@@ -55,7 +59,7 @@ export class OrderedStore<T extends Keyed> {
 
   /** Exactly `all` (a relist). */
   reset(all: Iterable<T>): void {
-    this.elements = Array.from(all).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    this.elements = sortedByKey(all)
   }
 
   /** The elements whose key starts with `prefix` (every one when undefined), in key order. */

@@ -12,7 +12,7 @@ import type { KubeObject } from "../api/object-meta.js"
 import { newResourceExpired, newTooLargeResourceVersion, newInternalError, type StatusError } from "../api/status.js"
 import { type AttrFunc, type Attrs, defaultAttrs } from "../storage/selection-predicate.js"
 import { CacherConfig, resourcePrefixOf } from "./config.js"
-import { OrderedStore } from "./ordered-store.js"
+import { OrderedStore, sortedByKey } from "./ordered-store.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 /** defaultLowerBoundCapacity / defaultUpperBoundCapacity (watch_cache_history.go) */
@@ -266,9 +266,6 @@ export class WatchCacheShape {
     })
   }
 }
-
-const sortedByKey = (elements: Iterable<StoreElement>): Array<StoreElement> =>
-  Array.from(elements).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 
 /**
  * The apiserver's capacity metrics (cacher/metrics/metrics.go), under its names: the gauge and the
