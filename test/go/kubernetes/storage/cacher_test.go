@@ -98,7 +98,19 @@ func TestCacher(t *testing.T) {
 		f := newCacherFixture(t)
 		storagetesting.RunTestCompactRevision(f.ctx, t, f.store(), f.increaseRV(), f.compaction())
 	})
-	t.Run("GetListRecursivePrefix", plain(storagetesting.RunTestGetListRecursivePrefix))
+	// The suite's NotOlderThan lists (resourceVersion 0) read the cache as it is, after its Exact
+	// and Consistent lists. Upstream's etcd serves consistent reads from the cache, so those lists
+	// wait until the cache holds the suite's three creates. Below etcd 3.4.31 both go to etcd and
+	// the cache may still lag the creates when the NotOlderThan lists run (it failed so once in CI),
+	// so there each create waits until the cache serves it (upstream's createWrapper) first.
+	t.Run("GetListRecursivePrefix", func(t *testing.T) {
+		f := newCacherFixture(t)
+		store := f.store()
+		if !consistentReadsSupported(t) {
+			store = createAndWait{store}
+		}
+		storagetesting.RunTestGetListRecursivePrefix(f.ctx, t, store)
+	})
 	t.Run("ListContinuation", func(t *testing.T) {
 		f := newCacherFixture(t)
 		storagetesting.RunTestListContinuation(f.ctx, t, f.store(), noCallsValidation)
