@@ -19,6 +19,7 @@ import type { ResourceRegistry } from "./registry.js"
 import { acceptedNames, validateServable } from "./kinds/crd.js"
 import { type CustomVersion, customResourceStatusStrategy, customResourceStrategy } from "./kinds/custom.js"
 import {
+  apiVersionOf,
   customResourceDefinitions,
   type PrinterColumn,
   type ResourceInfo,
@@ -147,6 +148,9 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
     readAs: readAs(storage.name, byVersion),
     toStorage: toStorage(customVersion(spec, storage, kind)),
     scale: storage.subresources?.scale ?? undefined,
+    specReplicasPaths: Object.fromEntries(
+      all.map((v) => [apiVersionOf(spec.group!, v.name), v.subresources?.scale?.specReplicasPath ?? null])
+    ),
     openAPISchemas: Object.fromEntries(byVersion.map((v) => [v.version, v.schema])),
     custom: true
   }

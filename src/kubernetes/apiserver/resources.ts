@@ -81,6 +81,11 @@ export interface ResourceInfo {
   readonly openAPISchemas?: Readonly<Record<string, JSONSchemaProps | undefined>> | undefined
   /** the scale subresource's paths (a CRD's spec.versions[].subresources.scale) */
   readonly scale?: ScalePaths | undefined
+  /**
+   * Each of a CRD's versions (served or not, by apiVersion) to its scale subresource's
+   * specReplicasPath, null without one: the managedFields mapping of a scale write (ScaleHandler)
+   */
+  readonly specReplicasPaths?: Readonly<Record<string, string | null>> | undefined
   /** the Table's first column is NAME (Events print it last, among their own columns) */
   readonly nameColumn?: boolean | undefined
   /** where the objects live below the etcd prefix when not at the group/resource's own prefix ("/events") */

@@ -58,6 +58,27 @@ describe("apiserver: server-side apply", () => {
     expect(managers(pruned.body).map((m: any) => m.manager)).toEqual(["b"])
   })
 
+  it("an unchanged manifest applied again, or a label set to its value, writes nothing: same resourceVersion", async () => {
+    const ns = await newNamespace(url())
+    const path = `/api/v1/namespaces/${ns}/configmaps/c`
+    const created = await request(url(), "PATCH", `${path}?fieldManager=a`, yaml({ x: "1" }), APPLY)
+    expect(created.status).toBe(201)
+    const again = await request(url(), "PATCH", `${path}?fieldManager=a`, yaml({ x: "1" }), APPLY)
+    expect(again.status).toBe(200)
+    expect(again.body.metadata.resourceVersion).toBe(created.body.metadata.resourceVersion)
+    const merge = { "content-type": "application/merge-patch+json" }
+    const labelled = await request(
+      url(),
+      "PATCH",
+      `${path}?fieldManager=b`,
+      { metadata: { labels: { l: "v" } } },
+      merge
+    )
+    const same = await request(url(), "PATCH", `${path}?fieldManager=b`, { metadata: { labels: { l: "v" } } }, merge)
+    expect(labelled.body.metadata.resourceVersion).not.toBe(created.body.metadata.resourceVersion)
+    expect(same.body.metadata.resourceVersion).toBe(labelled.body.metadata.resourceVersion)
+  })
+
   it("refuses what the apiserver refuses, and stores nothing", async () => {
     const ns = await newNamespace(url())
     const path = `/api/v1/namespaces/${ns}/configmaps/c`

@@ -294,6 +294,70 @@ describe("apiserver: CRD structural schemas", () => {
     )
   })
 
+  it("scale subresource and managedFields: the scaler owns the replicas, an applier conflicts with it; a no-op writes nothing", async () => {
+    const { base } = await served("ownedgadgets")
+    const kind = "Ownedgadget"
+    const APPLY = { "content-type": "application/apply-patch+yaml" }
+    const MERGE = { "content-type": "application/merge-patch+json" }
+    const manifest = JSON.stringify(gadget(kind, "o", { size: 3, replicas: 1, color: "green" }))
+    const entries = async () => {
+      const o = (await request(url(), "GET", `${base}/o`)).body
+      const mf = (o.metadata.managedFields ?? []).map((e: any) => {
+        const { time, ...rest } = e
+        return { ...rest, timed: time !== undefined }
+      })
+      return { rv: o.metadata.resourceVersion as string, replicas: o.spec.replicas as number, mf }
+    }
+    const applier = (fields: object) => ({
+      manager: "deployer",
+      operation: "Apply",
+      apiVersion: "schema.example.com/v1",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:spec": fields },
+      timed: true
+    })
+    const scaler = (manager: string) => ({
+      manager,
+      operation: "Update",
+      apiVersion: "schema.example.com/v1",
+      fieldsType: "FieldsV1",
+      fieldsV1: { "f:spec": { "f:replicas": {} } },
+      subresource: "scale",
+      timed: false // ScaleHandler.ToParent gives a new scale manager the object's time for it: none
+    })
+    expect((await request(url(), "PATCH", `${base}/o?fieldManager=deployer`, manifest, APPLY)).status).toBe(201)
+    // the scaler takes spec.replicas from the applier (the entry of a scale write has no time, as upstream)
+    const scaled = await request(url(), "PATCH", `${base}/o/scale?fieldManager=hpa`, { spec: { replicas: 3 } }, MERGE)
+    expect(scaled.status).toBe(200)
+    const afterScale = await entries()
+    expect(afterScale.replicas).toBe(3)
+    expect(afterScale.mf).toEqual([applier({ "f:color": {}, "f:size": {} }), scaler("hpa")])
+    // applying the manifest again conflicts with the scaler, with kube-apiserver's text; nothing changes
+    const conflict = await request(url(), "PATCH", `${base}/o?fieldManager=deployer`, manifest, APPLY)
+    expect(conflict.status).toBe(409)
+    expect(conflict.body.message).toBe(
+      'Apply failed with 1 conflict: conflict with "hpa" with subresource "scale" using schema.example.com/v1: .spec.replicas'
+    )
+    expect(await entries()).toEqual(afterScale)
+    // a scale write that changes nothing takes nothing and writes nothing
+    const same = await request(url(), "PATCH", `${base}/o/scale?fieldManager=other`, { spec: { replicas: 3 } }, MERGE)
+    expect(same.status).toBe(200)
+    expect(await entries()).toEqual(afterScale)
+    // nor does the manifest without replicas applied again unchanged (managed-fields-equality.test.ts
+    // has an apply in another second, whose new time alone is not a change)
+    const without = JSON.stringify(gadget(kind, "o", { size: 3, color: "green" }))
+    expect((await request(url(), "PATCH", `${base}/o?fieldManager=deployer`, without, APPLY)).status).toBe(200)
+    const reapplied = await entries()
+    expect((await request(url(), "PATCH", `${base}/o?fieldManager=deployer`, without, APPLY)).status).toBe(200)
+    expect(await entries()).toEqual(reapplied)
+    // force takes the replicas back
+    const forced = await request(url(), "PATCH", `${base}/o?fieldManager=deployer&force=true`, manifest, APPLY)
+    expect(forced.status).toBe(200)
+    const afterForce = await entries()
+    expect(afterForce.replicas).toBe(1)
+    expect(afterForce.mf).toEqual([applier({ "f:color": {}, "f:replicas": {}, "f:size": {} })])
+  })
+
   it("several versions, None conversion: stored in the storage version, served in each with its own defaults and pruning", async () => {
     const crd = {
       apiVersion: "apiextensions.k8s.io/v1",

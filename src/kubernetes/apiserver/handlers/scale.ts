@@ -4,7 +4,9 @@
  * specReplicasPath, status.replicas from statusReplicasPath, status.selector from
  * labelSelectorPath; absent ones are 0/""); PUT and PATCH change the object's specReplicasPath
  * through the resource's own update (its validation, generation, dry run), the Scale's
- * resourceVersion as the optimistic lock, and answer with the new Scale.
+ * resourceVersion as the optimistic lock, and answer with the new Scale. The write's manager
+ * (fieldManager, else the User-Agent's) is tracked on the Scale and mapped back to the object's
+ * managedFields (managedfields/scale-handler.ts): it owns the replicas path when it changed it.
  */
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect, Either } from "effect"
@@ -12,6 +14,10 @@ import * as JsonPatch from "fast-json-patch"
 import * as MergePatch from "json-merge-patch"
 import { GoJsonSyntaxError, parseGoJson } from "../../api/go-json.js"
 import type { KubeObject } from "../../api/object-meta.js"
+import * as FieldManager from "../../managedfields/field-manager.js"
+import type { ManagedFieldsEntry } from "../../managedfields/managed-fields.js"
+import type { Path } from "../../managedfields/path-element.js"
+import { replicasPathOf, toParent, toSubresource } from "../../managedfields/scale-handler.js"
 import { BadRequest, newInternalError, newInvalid, type StatusError, UnsupportedMediaType } from "../../api/status.js"
 import * as F from "../../api/field.js"
 import { readBody } from "../body.js"
@@ -20,6 +26,7 @@ import { ObjectMeta } from "../kinds/object-meta.js"
 import type { Obj } from "../kinds/strategy.js"
 import type { ScalePaths } from "../resources.js"
 import { decodeBody, decoderFor, jsonDecoder, typeCheck } from "../write/decode.js"
+import { fieldManagerFor, managerFromUserAgent } from "../write/managed-fields.js"
 import { patchOptions, updateOptions } from "../write/options.js"
 import { update as storeUpdate } from "../write/store.js"
 import { body } from "./output.js"
@@ -114,14 +121,67 @@ export const getScale = (
 /** the marker of a Scale whose replicas were never set (a patch of an object without them) */
 const UNSET = -2147483648
 
-/** scaleUpdatedObjectInfo.UpdatedObject: the stored object with the new Scale's replicas (and RV). */
-const applyScale = (s: RequestScope, current: KubeObject, scale: Obj): Effect.Effect<Obj, StatusError> =>
-  Effect.suspend((): Effect.Effect<Obj, StatusError> => {
+/** the Scale a write starts from: the object's, its replicas UNSET when the object has none */
+const oldScaleOf = (s: RequestScope, current: KubeObject): Scale => {
+  const old = scaleOf(current, pathsOf(s))
+  return old.found ? old.scale : { ...old.scale, spec: { replicas: UNSET } }
+}
+
+/** the resource's replicas path of each of its apiVersions (ResourcePathMappings) */
+const mappingsOf = (s: RequestScope): ReadonlyMap<string, Path | null> =>
+  new Map(
+    Object.entries(s.info.specReplicasPaths ?? {}).map(([v, p]) => [v, p === null ? null : replicasPathOf(p)] as const)
+  )
+
+/** a Scale as Go's typed Scale marshals it: spec.replicas is omitempty */
+const typedScale = (scale: Obj): Obj => {
+  const spec = scale["spec"] as { replicas?: number | null } | undefined
+  if (spec?.replicas === 0 || spec?.replicas === null) {
+    const { replicas: _, ...rest } = spec
+    return { ...scale, spec: rest }
+  }
+  return scale
+}
+
+/**
+ * The object's managedFields after a scale write (the scale scope's FieldManager.UpdateNoErrors on
+ * the Scale, between ScaleHandler.ToSubresource and ToParent).
+ */
+const scaleManagedFields = (
+  s: RequestScope,
+  fieldManager: string,
+  current: KubeObject,
+  scale: Obj
+): Effect.Effect<Array<ManagedFieldsEntry> | undefined, StatusError> =>
+  Effect.try({
+    try: () => {
+      const mappings = mappingsOf(s)
+      const parent = (current.metadata.managedFields ?? []) as ReadonlyArray<ManagedFieldsEntry>
+      const old = oldScaleOf(s, current) as unknown as Obj
+      const live = typedScale({ ...old, metadata: { ...old.metadata, managedFields: toSubresource(parent, mappings) } })
+      const manager = fieldManager !== "" ? fieldManager : managerFromUserAgent(s.request.headers["user-agent"])
+      const cfg = fieldManagerFor(s.info, s.version, "scale")!
+      const next = FieldManager.update(cfg, live as FieldManager.Obj, typedScale(scale) as FieldManager.Obj, manager)
+      const entries = (next.metadata?.["managedFields"] ?? []) as ReadonlyArray<ManagedFieldsEntry>
+      return toParent(parent, entries, current.apiVersion ?? s.apiVersion, mappings)
+    },
+    catch: (e) => newInternalError(e instanceof Error ? e.message : String(e))
+  })
+
+/** scaleUpdatedObjectInfo.UpdatedObject: the stored object with the new Scale's replicas, RV and managedFields. */
+const applyScale = (
+  s: RequestScope,
+  fieldManager: string,
+  current: KubeObject,
+  scale: Obj
+): Effect.Effect<Obj, StatusError> =>
+  Effect.gen(function* () {
+    const managedFields = yield* scaleManagedFields(s, fieldManager, current, structuredClone(scale))
     const paths = pathsOf(s)
     const spec = (scale["spec"] ?? {}) as { replicas?: number | null }
     const replicas = spec.replicas ?? 0
     if (spec.replicas === UNSET) {
-      return Effect.fail(
+      return yield* Effect.fail(
         new BadRequest({ message: `the spec replicas field ${JSON.stringify(paths.specReplicasPath)} cannot be empty` })
       )
     }
@@ -131,7 +191,9 @@ const applyScale = (s: RequestScope, current: KubeObject, scale: Obj): Effect.Ef
     const rv = (scale.metadata.resourceVersion ?? "") as string
     if (rv !== "") cr.metadata.resourceVersion = rv
     else delete cr.metadata.resourceVersion
-    return Effect.succeed(cr)
+    if (managedFields === undefined) delete cr.metadata.managedFields
+    else cr.metadata.managedFields = managedFields
+    return cr
   })
 
 export const updateScale = (
@@ -152,7 +214,7 @@ export const updateScale = (
       warnings: s.warnings
     })
     const ctx = writeContext(s, options.dryRun)
-    const stored = yield* storeUpdate(ctx, name, (current) => applyScale(s, current, scale))
+    const stored = yield* storeUpdate(ctx, name, (current) => applyScale(s, options.fieldManager, current, scale))
     return scaleResponse(s, stored)
   })
 
@@ -199,8 +261,9 @@ export const patchScale = (
     const ctx = writeContext(s, options.dryRun)
     const stored = yield* storeUpdate(ctx, name, (current) =>
       Effect.gen(function* () {
-        const old = scaleOf(current, pathsOf(s))
-        const base = old.found ? old.scale : { ...old.scale, spec: { replicas: UNSET } }
+        const old = oldScaleOf(s, current)
+        const managedFields = current.metadata.managedFields
+        const base = { ...old, metadata: { ...old.metadata, ...(managedFields ? { managedFields } : {}) } }
         const patched = yield* patchedScale(type, base, parsed.value)
         const doc = jsonDecoder.decode(Buffer.from(JSON.stringify(patched)))
         const typed = Either.isRight(doc) ? typeCheck(ScaleType, doc.right) : Either.left(doc.left)
@@ -208,7 +271,7 @@ export const patchScale = (
           return yield* Effect.fail(
             newInvalid({ group: "", kind: "" }, "", [F.invalid("patch", JSON.stringify(patched), typed.left)])
           )
-        return yield* applyScale(s, current, typed.right.object)
+        return yield* applyScale(s, options.fieldManager, current, typed.right.object)
       })
     )
     return scaleResponse(s, stored)

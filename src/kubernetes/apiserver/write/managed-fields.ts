@@ -76,16 +76,54 @@ const resets = (info: ResourceInfo, subresource: string): FieldSet | undefined =
   return undefined
 }
 
+const SCALE = "io.k8s.api.autoscaling.v1.Scale"
+
 /**
- * The field manager of a write to `info` in `version` (a subresource's: "status", "finalize");
- * undefined where none tracks managedFields (a kind without a schema, the scale subresource).
+ * autoscaling/v1 Scale's type (Kubernetes' definitions of Scale, ScaleSpec and ScaleStatus, types
+ * only: the vendored file holds the kinds we serve, and Scale is served only as a subresource).
+ */
+const scaleDefinitions: Readonly<Record<string, OpenApiSchema>> = {
+  [SCALE]: {
+    type: "object",
+    properties: {
+      apiVersion: { type: "string" },
+      kind: { type: "string" },
+      metadata: { $ref: `#/definitions/${OBJECT_META}` },
+      spec: { $ref: `#/definitions/${SCALE}Spec` },
+      status: { $ref: `#/definitions/${SCALE}Status` }
+    }
+  },
+  [`${SCALE}Spec`]: { type: "object", properties: { replicas: { type: "integer", format: "int32" } } },
+  [`${SCALE}Status`]: {
+    type: "object",
+    properties: { replicas: { type: "integer", format: "int32" }, selector: { type: "string" } }
+  }
+}
+
+let scaleSchema: TypeSchema | undefined
+
+/** the field manager of a scale subresource write: on the Scale (handlers/scale.ts maps its managedFields) */
+const scaleFieldManager = (): FieldManagerConfig => {
+  scaleSchema ??= fromOpenApi({ ...builtinDefinitions().definitions, ...scaleDefinitions })
+  return {
+    typed: { schema: scaleSchema, type: { named: SCALE }, versions: new Set(["autoscaling/v1"]) },
+    gvk: { group: "autoscaling", version: "v1", kind: "Scale" },
+    subresource: "scale",
+    now: () => timestamp()
+  }
+}
+
+/**
+ * The field manager of a write to `info` in `version` (a subresource's: "status", "finalize", or
+ * "scale", whose manager works on the Scale); undefined where none tracks managedFields (a kind
+ * without a schema).
  */
 export const fieldManagerFor = (
   info: ResourceInfo,
   version: string,
   subresource: string | undefined
 ): FieldManagerConfig | undefined => {
-  if (subresource === "scale") return undefined
+  if (subresource === "scale") return scaleFieldManager()
   const sub = subresource ?? ""
   const gvk = { group: info.group, version, kind: info.kind }
   let schema: TypeSchema

@@ -15,6 +15,7 @@ import { FINALIZER_FOREGROUND, FINALIZER_ORPHAN } from "../kinds/object-meta.js"
 import type { Obj } from "../kinds/strategy.js"
 import { apiVersionOf, groupResourceOf, keyOf } from "../resources.js"
 import { prepareCreate, prepareUpdate, timestamp } from "./defaulting.js"
+import { ignoreManagedFieldsTimestamps, unchanged } from "./managed-fields-equality.js"
 import type { DeleteOptions } from "./options.js"
 import { persist } from "./persist.js"
 import { type Operation, type ObjectStage, pipelineFor, type WriteContext } from "./pipeline.js"
@@ -115,14 +116,18 @@ export const update = (
           else if (rv !== current.metadata.resourceVersion)
             return yield* Effect.fail(newConflict(groupResourceOf(ctx.info), name, OPTIMISTIC_LOCK_ERROR))
           yield* run(p.admission, ctx, "UPDATE", obj, current)
-          const prepared = prepareUpdate(ctx, obj, current)
+          // changes that only touch managedFields times are not changes (FieldManager cannot see defaulting)
+          const prepared = ignoreManagedFieldsTimestamps(prepareUpdate(ctx, obj, current), current)
           yield* run(p.validation, ctx, "UPDATE", prepared, current)
           if (shouldDeleteDuringUpdate(ctx, prepared, current)) {
             toDelete = prepared
             return { object: stored }
           }
+          const next = inStorageVersion(ctx, prepared)
+          // no change: the stored bytes again, which the etcd3 store does not write
+          if (unchanged(next, stored)) return { object: stored }
           // the Store's TTLFunc: a resource with a TTL (events) renews it on every update
-          return { object: inStorageVersion(ctx, prepared), ttl: ctx.info.ttlSeconds }
+          return { object: next, ttl: ctx.info.ttlSeconds }
         })
     })
     if (toDelete === undefined) return out
