@@ -133,6 +133,15 @@ const mappingsOf = (s: RequestScope): ReadonlyMap<string, Path | null> =>
     Object.entries(s.info.specReplicasPaths ?? {}).map(([v, p]) => [v, p === null ? null : replicasPathOf(p)] as const)
   )
 
+/** the Scale's managedFields: ToSubresource of the object's (none when they do not decode) */
+const scaleEntriesOf = (s: RequestScope, current: KubeObject): Array<ManagedFieldsEntry> | undefined => {
+  try {
+    return toSubresource((current.metadata.managedFields ?? []) as ReadonlyArray<ManagedFieldsEntry>, mappingsOf(s))
+  } catch {
+    return undefined // scaleManagedFields fails the write with the decoding error
+  }
+}
+
 /** a Scale as Go's typed Scale marshals it: spec.replicas is omitempty */
 const typedScale = (scale: Obj): Obj => {
   const spec = scale["spec"] as { replicas?: number | null } | undefined
@@ -261,8 +270,9 @@ export const patchScale = (
     const ctx = writeContext(s, options.dryRun)
     const stored = yield* storeUpdate(ctx, name, (current) =>
       Effect.gen(function* () {
+        // the patch applies to the old Scale with its managedFields (ToSubresource's), as upstream
         const old = oldScaleOf(s, current)
-        const managedFields = current.metadata.managedFields
+        const managedFields = scaleEntriesOf(s, current)
         const base = { ...old, metadata: { ...old.metadata, ...(managedFields ? { managedFields } : {}) } }
         const patched = yield* patchedScale(type, base, parsed.value)
         const doc = jsonDecoder.decode(Buffer.from(JSON.stringify(patched)))

@@ -11,19 +11,28 @@
  */
 import type { KubeObject } from "../../api/object-meta.js"
 import type { ManagedFieldsEntry } from "../../managedfields/managed-fields.js"
-import { equalValues, type Json } from "../../managedfields/value.js"
 import type { Obj } from "../kinds/strategy.js"
 
-/** the JSON an object is stored as (undefined members gone) */
-const plain = (v: unknown): Json => JSON.parse(JSON.stringify(v)) as Json
+/** equality of the JSON two values are stored as: a member whose value is undefined is absent */
+const sameJson = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false
+    return a.every((x, i) => sameJson(x, b[i]))
+  }
+  const x = a as Record<string, unknown>
+  const y = b as Record<string, unknown>
+  const kx = Object.keys(x).filter((k) => x[k] !== undefined)
+  if (kx.length !== Object.keys(y).filter((k) => y[k] !== undefined).length) return false
+  return kx.every((k) => sameJson(x[k], y[k]))
+}
 
-const withoutTime = (entries: ReadonlyArray<ManagedFieldsEntry>): Json =>
-  plain(entries.map(({ time: _, ...rest }) => rest))
+const withoutTime = (entries: ReadonlyArray<ManagedFieldsEntry>) => entries.map(({ time: _, ...rest }) => rest)
 
-const withoutManagedFields = (o: object): Json => {
-  const c = plain(o) as { metadata?: Record<string, Json> }
-  if (c.metadata !== undefined) delete c.metadata["managedFields"]
-  return c as Json
+const withoutManagedFields = (o: { readonly metadata: object }) => {
+  const { managedFields: _, ...metadata } = o.metadata as Record<string, unknown>
+  return { ...o, metadata }
 }
 
 /** `next` with `existing`'s managedFields times when they are all that differs between them */
@@ -33,8 +42,8 @@ export const ignoreManagedFieldsTimestamps = (next: Obj, existing: KubeObject): 
   // the fast checks: entries added or removed, none at all, or no time changed
   if (!Array.isArray(now) || !Array.isArray(old) || now.length !== old.length || now.length === 0) return next
   if (now.every((e, i) => e.time === old[i]!.time)) return next
-  if (!equalValues(withoutTime(now), withoutTime(old))) return next
-  if (!equalValues(withoutManagedFields(next), withoutManagedFields(existing))) return next
+  if (!sameJson(withoutTime(now), withoutTime(old))) return next
+  if (!sameJson(withoutManagedFields(next), withoutManagedFields(existing))) return next
   next.metadata.managedFields = now.map(({ time: _, ...rest }, i) => {
     const time = old[i]!.time
     return time === undefined ? rest : { ...rest, time }
@@ -43,4 +52,4 @@ export const ignoreManagedFieldsTimestamps = (next: Obj, existing: KubeObject): 
 }
 
 /** whether an update leaves the object as it is (then nothing is written) */
-export const unchanged = (next: Obj, existing: KubeObject): boolean => equalValues(plain(next), plain(existing))
+export const unchanged = (next: Obj, existing: KubeObject): boolean => sameJson(next, existing)

@@ -56,10 +56,13 @@ describe("ignoreManagedFieldsTimestamps", () => {
     ])
   })
 
-  it("unchanged compares values, not the order of keys", () => {
+  it("unchanged compares the stored JSON's values, not the order of keys", () => {
     const old = cm({ x: "1", y: "2" }, [entry("a", T1)])
     const reordered = { data: { y: "2", x: "1" }, kind: "ConfigMap", apiVersion: "v1", metadata: old.metadata }
     expect(unchanged(reordered as unknown as Obj, old)).toBe(true)
+    // a member whose value is undefined is not stored: absent; null is a value
+    expect(unchanged({ ...reordered, immutable: undefined } as unknown as Obj, old)).toBe(true)
+    expect(unchanged({ ...reordered, immutable: null } as unknown as Obj, old)).toBe(false)
     expect(unchanged(cm({ x: "1" }, [entry("a", T1)]) as unknown as Obj, old)).toBe(false)
   })
 })
