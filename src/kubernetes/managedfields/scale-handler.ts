@@ -15,7 +15,7 @@ import * as PE from "./path-element.js"
 import type { Path } from "./path-element.js"
 import type { VersionedSet } from "./updater.js"
 
-export const SCALE_API_VERSION = "autoscaling/v1"
+const SCALE_API_VERSION = "autoscaling/v1"
 
 /** `spec.replicas` of a Scale */
 const REPLICAS_IN_SCALE: Path = [PE.field("spec"), PE.field("replicas")]

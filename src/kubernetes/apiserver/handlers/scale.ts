@@ -16,8 +16,12 @@ import { GoJsonSyntaxError, parseGoJson } from "../../api/go-json.js"
 import type { KubeObject } from "../../api/object-meta.js"
 import * as FieldManager from "../../managedfields/field-manager.js"
 import type { ManagedFieldsEntry } from "../../managedfields/managed-fields.js"
-import type { Path } from "../../managedfields/path-element.js"
-import { replicasPathOf, toParent, toSubresource } from "../../managedfields/scale-handler.js"
+import {
+  replicasPathOf,
+  type ResourcePathMappings,
+  toParent,
+  toSubresource
+} from "../../managedfields/scale-handler.js"
 import { BadRequest, newInternalError, newInvalid, type StatusError, UnsupportedMediaType } from "../../api/status.js"
 import * as F from "../../api/field.js"
 import { readBody } from "../body.js"
@@ -127,8 +131,8 @@ const oldScaleOf = (s: RequestScope, current: KubeObject): Scale => {
   return old.found ? old.scale : { ...old.scale, spec: { replicas: UNSET } }
 }
 
-/** the resource's replicas path of each of its apiVersions (ResourcePathMappings) */
-const mappingsOf = (s: RequestScope): ReadonlyMap<string, Path | null> =>
+/** the resource's replicas path of each of its apiVersions */
+const mappingsOf = (s: RequestScope): ResourcePathMappings =>
   new Map(
     Object.entries(s.info.specReplicasPaths ?? {}).map(([v, p]) => [v, p === null ? null : replicasPathOf(p)] as const)
   )
