@@ -20,7 +20,8 @@
 # Prints eval-able lines on stdout: ETCD_36_BIN=…, ETCD_37_BIN=…, ETCD_BENCHMARK_BIN=…,
 # KUBE_CLIENT_BIN=…; progress on stderr. `build.sh 3.6` builds only etcd-3.6/ (the benchmark tool
 # included), `build.sh 3.7` and `build.sh kube-client` theirs; `build.sh
-# --cached` builds nothing and prints only what is already built (tests use it). Exit 2 without go.
+# --cached` builds nothing and prints only what is already built, without waiting for a build under
+# way (tests use it). Exit 2 without go.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
