@@ -41,20 +41,26 @@ export const cleanEnv = (): NodeJS.ProcessEnv =>
 
 // ---- cleanup -------------------------------------------------------------------------------------
 
-/** Children and directories still to be killed and removed when the process ends. */
+/**
+ * Children, process groups and directories still to be killed and removed when the process ends.
+ * A group is a child spawned `detached` (its pid is its group's id) with children of its own, such
+ * as benchmarks/go/build.sh and the go commands under it: killing the group ends them all.
+ */
 export const cleanup = {
   pids: new Set<number>(),
+  groups: new Set<number>(),
   dirs: new Set<string>(),
   /** synchronous: usable from process.on("exit") */
   now(): void {
-    for (const pid of this.pids) {
+    for (const target of [...this.pids, ...[...this.groups].map((g) => -g)]) {
       try {
-        process.kill(pid, "SIGKILL")
+        process.kill(target, "SIGKILL")
       } catch {
         // already gone
       }
     }
     this.pids.clear()
+    this.groups.clear()
     for (const dir of this.dirs) fs.rmSync(dir, { recursive: true, force: true })
     this.dirs.clear()
   }

@@ -57,7 +57,30 @@ import {
 } from "./compare-servers.js"
 import { type EtcdName, formatValue, OURS, type Sample, summarize, type SystemName } from "./compare-stats.js"
 import { ETCD_BIN, sleep } from "./etcd.js"
-import { goInstruments, p50Ms, p99Ms, runTool } from "./etcd-tool.js"
+import { buildGoInstruments, type GoInstruments, p50Ms, p99Ms, runTool } from "./etcd-tool.js"
+
+// ---- cleanup on every way out, installed before anything is started -------------------------------
+// (a signal before this line finds nothing to clean up: no child, no temp dir yet)
+
+process.on("exit", () => cleanup.now())
+let live: Server | undefined
+let interrupted = false
+const onSignal = (signal: NodeJS.Signals) => {
+  if (interrupted) {
+    cleanup.now()
+    process.exit(130)
+  }
+  interrupted = true
+  process.stderr.write(`\nbench:compare: ${signal}, stopping the server and cleaning up\n`)
+  // a graceful stop, so a --cpu-prof profile still gets written; a second signal kills at once
+  const server = live
+  void Promise.race([server?.stop() ?? Promise.resolve(), sleep(10_000)]).finally(() => {
+    cleanup.now()
+    process.exit(130)
+  })
+}
+process.on("SIGINT", onSignal)
+process.on("SIGTERM", onSignal)
 
 const usage = `usage: npm run bench:compare [-- options]
   --rounds N          rounds per scenario (default 3)
@@ -136,12 +159,15 @@ if (!fs.existsSync(ourMain())) fail(`${ourMain()} is missing: run \`npm run buil
 if (cpuProfDir !== undefined) fs.mkdirSync(cpuProfDir, { recursive: true })
 
 /** The etcd binaries and the tool: Go builds only when something asks for them. */
-const go = (() => {
+const go = await (async (): Promise<GoInstruments> => {
   const needs = etcdNames.some((e) => e !== "etcd-3.4") || instruments.includes("etcd-tool")
-  if (!needs) return { bins: {} as Record<string, string> }
+  if (!needs) return { bins: {} }
   process.stderr.write("bench:compare: benchmarks/go/build.sh (cached after the first build)\n")
-  const r = goInstruments(projectRoot())
-  return r
+  // a child of its own process group, in `cleanup`: a signal during a build (minutes) ends it and go
+  return buildGoInstruments(projectRoot(), {
+    onSpawn: (pid) => cleanup.groups.add(pid),
+    onExit: (pid) => cleanup.groups.delete(pid)
+  })
 })()
 const etcdBins: Record<EtcdName, string | undefined> = {
   "etcd-3.4": ETCD_BIN,
@@ -170,29 +196,10 @@ if (pinned) {
   }
 }
 
-// ---- cleanup on every way out ---------------------------------------------------------------------
+// ---- the temp dir, removed on every way out ------------------------------------------------------
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-compare-"))
 cleanup.dirs.add(root)
-process.on("exit", () => cleanup.now())
-let live: Server | undefined
-let interrupted = false
-const onSignal = (signal: NodeJS.Signals) => {
-  if (interrupted) {
-    cleanup.now()
-    process.exit(130)
-  }
-  interrupted = true
-  process.stderr.write(`\nbench:compare: ${signal}, stopping the server and cleaning up\n`)
-  // a graceful stop, so a --cpu-prof profile still gets written; a second signal kills at once
-  const server = live
-  void Promise.race([server?.stop() ?? Promise.resolve(), sleep(10_000)]).finally(() => {
-    cleanup.now()
-    process.exit(130)
-  })
-}
-process.on("SIGINT", onSignal)
-process.on("SIGTERM", onSignal)
 
 // ---- one measurement ---------------------------------------------------------------------------------
 
@@ -435,15 +442,16 @@ const main = async () => {
       for (let round = 1; round <= rounds; round++) {
         for (const system of orderOf(round)) {
           load1.push(os.loadavg()[0]!)
+          // the line's head as the measurement starts (its server starting): what runs now, and
+          // the event a caller waits for to know a run is under way
+          process.stderr.write(`  ${spec.id.padEnd(19)} ${instrument.padEnd(9)} round ${round}  ${system.padEnd(11)}  `)
           const sample = await measure(spec, instrument, system, round)
           ;(samples[system] ??= []).push(sample)
           const took = sample.durationMs === undefined ? "" : ` (${(sample.durationMs / 1000).toFixed(2)} s)`
           process.stderr.write(
-            `  ${spec.id.padEnd(19)} ${instrument.padEnd(9)} round ${round}  ${system.padEnd(11)}  ` +
-              (sample.error === undefined
-                ? `${formatValue(sample.value)} ${spec.unit}${took}`
-                : `ERROR ${sample.error}`) +
-              `  load ${os.loadavg()[0]!.toFixed(2)}\n`
+            (sample.error === undefined
+              ? `${formatValue(sample.value)} ${spec.unit}${took}`
+              : `ERROR ${sample.error}`) + `  load ${os.loadavg()[0]!.toFixed(2)}\n`
           )
         }
       }

@@ -169,33 +169,90 @@ export const runTool = (
 /** The Go build script of the instruments (benchmarks/go/build.sh), from the repository root. */
 export const goBuildScript = (root: string): string => path.join(root, "benchmarks", "go", "build.sh")
 
+export interface GoInstruments {
+  /** ETCD_36_BIN, ETCD_37_BIN, ETCD_BENCHMARK_BIN, KUBE_CLIENT_BIN → path, those there are */
+  readonly bins: Readonly<Record<string, string>>
+  /** why some are missing (no Go, the build failed) */
+  readonly problem?: string
+}
+
+const GO_BIN_VARS = ["ETCD_36_BIN", "ETCD_37_BIN", "ETCD_BENCHMARK_BIN", "KUBE_CLIENT_BIN"]
+
+/** The variables of GO_BIN_VARS set in the environment (they win over the build's). */
+const binsFromEnv = (): Record<string, string> =>
+  Object.fromEntries(GO_BIN_VARS.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])))
+
+/** build.sh's `NAME_BIN=path` lines. */
+const parseBins = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text.split("\n").flatMap((l) => {
+      const m = /^(\w+_BIN)=(.+)$/.exec(l.trim())
+      return m === null ? [] : [[m[1]!, m[2]!]]
+    })
+  )
+
+const BUILD_TIMEOUT_MS = 30 * 60_000
+
 /**
  * The binaries benchmarks/go/build.sh provides (ETCD_36_BIN, ETCD_37_BIN, ETCD_BENCHMARK_BIN,
  * KUBE_CLIENT_BIN), each overridable by the environment variable of that name. Building takes minutes the first
- * time (cached after); without Go the result says why.
+ * time (cached after); without Go the result says why. Synchronous: the process can do nothing else,
+ * a signal's handler included, until the build ends (buildGoInstruments for a program that must).
  */
-export const goInstruments = (
-  root: string
-): { readonly bins: Readonly<Record<string, string>>; readonly problem?: string } => {
-  const env = ["ETCD_36_BIN", "ETCD_37_BIN", "ETCD_BENCHMARK_BIN", "KUBE_CLIENT_BIN"]
-  const fromEnv = Object.fromEntries(env.flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])))
-  if (env.every((k) => fromEnv[k] !== undefined)) return { bins: fromEnv }
+export const goInstruments = (root: string): GoInstruments => {
+  const fromEnv = binsFromEnv()
+  if (GO_BIN_VARS.every((k) => fromEnv[k] !== undefined)) return { bins: fromEnv }
   const script = goBuildScript(root)
   if (!fs.existsSync(script)) return { bins: fromEnv, problem: `${script} is missing` }
   try {
     const text = execFileSync("bash", [script], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],
-      timeout: 30 * 60_000
+      timeout: BUILD_TIMEOUT_MS
     })
-    const built = Object.fromEntries(
-      text.split("\n").flatMap((l) => {
-        const m = /^(\w+_BIN)=(.+)$/.exec(l.trim())
-        return m === null ? [] : [[m[1]!, m[2]!]]
-      })
-    )
-    return { bins: { ...built, ...fromEnv } }
+    return { bins: { ...parseBins(text), ...fromEnv } }
   } catch (e) {
     return { bins: fromEnv, problem: `benchmarks/go/build.sh failed: ${String(e).split("\n")[0]}` }
   }
+}
+
+/**
+ * goInstruments without blocking the process: build.sh runs as the leader of its own process group
+ * (`detached`), announced to `onSpawn` with its pid, the group's id, so that the caller's signal
+ * handler can kill the build and every go command under it (`process.kill(-pid)`); `onExit` when it
+ * has ended. Progress goes to this process's stderr.
+ */
+export const buildGoInstruments = (
+  root: string,
+  hooks: { readonly onSpawn?: (pid: number) => void; readonly onExit?: (pid: number) => void } = {}
+): Promise<GoInstruments> => {
+  const fromEnv = binsFromEnv()
+  if (GO_BIN_VARS.every((k) => fromEnv[k] !== undefined)) return Promise.resolve({ bins: fromEnv })
+  const script = goBuildScript(root)
+  if (!fs.existsSync(script)) return Promise.resolve({ bins: fromEnv, problem: `${script} is missing` })
+  return new Promise((resolve) => {
+    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "inherit"], detached: true })
+    const pid = child.pid
+    if (pid !== undefined) hooks.onSpawn?.(pid)
+    let stdout = ""
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()))
+    const timer = setTimeout(() => {
+      try {
+        if (pid !== undefined) process.kill(-pid, "SIGKILL")
+      } catch {
+        // already gone
+      }
+    }, BUILD_TIMEOUT_MS)
+    const failed = (why: string) => ({ bins: fromEnv, problem: `benchmarks/go/build.sh failed: ${why}` })
+    child.once("error", (e) => {
+      clearTimeout(timer)
+      resolve(failed(e.message))
+    })
+    child.once("close", (code, signal) => {
+      clearTimeout(timer)
+      if (pid !== undefined) hooks.onExit?.(pid)
+      if (code === 0) resolve({ bins: { ...parseBins(stdout), ...fromEnv } })
+      else resolve(failed(signal !== null ? `killed by ${signal}` : `exit code ${code}`))
+    })
+  })
 }

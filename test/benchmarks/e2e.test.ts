@@ -2,8 +2,8 @@
  * bench:compare against real servers: both servers start, answer, report their RSS and leave
  * nothing behind when stopped; the compiled script runs a --quick comparison end to end with
  * numbers for every system and no errors, on src/bench and (when benchmarks/go/build.sh has built
- * them) with etcd 3.6 and etcd's own benchmark tool, pinned; Ctrl-C (SIGINT) mid-run leaves no
- * process or temp dir. Skipped without etcd unless REQUIRE_ETCD=1.
+ * them) with etcd 3.6 and etcd's own benchmark tool, pinned; Ctrl-C (SIGINT) mid-run, or while the Go
+ * instruments build, leaves no process or temp dir. Skipped without etcd unless REQUIRE_ETCD=1.
  */
 import { execFileSync, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -12,6 +12,7 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { probeRange, readRss, startEtcdServer, startOurs } from "../../benchmarks/compare-servers.js"
 import { skipEtcd } from "../support/etcd.js"
+import { untilDone, unstalled, watchdog } from "../support/stall.js"
 import { compareJs as COMPARE_JS, ensureBuilt } from "../server/support/process.js"
 
 /** The Go instruments when benchmarks/go/build.sh has built them already (the test builds nothing). */
@@ -37,8 +38,32 @@ const processesMentioning = (needle: string): Array<number> =>
     }
   })
 
-const runCompare = (args: ReadonlyArray<string>) => {
-  const child = spawn(process.execPath, ["--expose-gc", COMPARE_JS, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+/** Processes whose environment holds `entry` ("NAME=value"), with their command lines. */
+const processesWithEnv = (entry: string): Array<{ pid: number; cmdline: string }> =>
+  fs.readdirSync("/proc").flatMap((p) => {
+    if (!/^\d+$/.test(p)) return []
+    try {
+      if (!fs.readFileSync(`/proc/${p}/environ`, "utf8").split("\0").includes(entry)) return []
+      return [{ pid: Number(p), cmdline: fs.readFileSync(`/proc/${p}/cmdline`, "utf8").replace(/\0/g, " ") }]
+    } catch {
+      return []
+    }
+  })
+
+const goInstalled = (() => {
+  try {
+    execFileSync("go", ["version"], { stdio: "ignore", timeout: 30_000 })
+    return true
+  } catch {
+    return false
+  }
+})()
+
+const runCompare = (args: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env) => {
+  const child = spawn(process.execPath, ["--expose-gc", COMPARE_JS, ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env
+  })
   const out = { stdout: "", stderr: "" }
   child.stdout.on("data", (c: Buffer) => (out.stdout += c.toString()))
   child.stderr.on("data", (c: Buffer) => (out.stderr += c.toString()))
@@ -46,6 +71,23 @@ const runCompare = (args: ReadonlyArray<string>) => {
     child.once("exit", (code) => resolve({ code, ...out }))
   )
   return { child, out, done }
+}
+
+/**
+ * The run's end, bounded by progress rather than a wall-clock budget: each measurement prints its
+ * line's head as it starts and the rest as it ends, so a stall is a hang; then SIGINT ends it.
+ */
+const finished = async (run: ReturnType<typeof runCompare>) => {
+  try {
+    return await watchdog(
+      "bench:compare",
+      () => run.out.stderr.length,
+      () => run.done
+    )
+  } catch (e) {
+    run.child.kill("SIGINT")
+    throw e
+  }
 }
 
 describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
@@ -78,18 +120,20 @@ describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
   )
 
   it("--quick --rounds 1 --only put,watch --etcd 3.4 --instrument bench: both systems' numbers, no errors", async () => {
-    const { code, stdout, stderr } = await runCompare([
-      "--quick",
-      "--rounds",
-      "1",
-      "--only",
-      "put,watch",
-      "--etcd",
-      "3.4",
-      "--instrument",
-      "bench",
-      "--no-write"
-    ]).done
+    const { code, stdout, stderr } = await finished(
+      runCompare([
+        "--quick",
+        "--rounds",
+        "1",
+        "--only",
+        "put,watch",
+        "--etcd",
+        "3.4",
+        "--instrument",
+        "bench",
+        "--no-write"
+      ])
+    )
     expect(code, stderr).toBe(0)
     expect(stdout, stderr).not.toContain("errors:")
     expect(stderr).not.toContain("ERROR")
@@ -106,24 +150,26 @@ describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
     }
     const dir = /data under (\S+)/.exec(stderr)![1]!
     expect(fs.existsSync(dir)).toBe(false)
-  }, 90_000)
+  }, 0)
 
   it.skipIf(goBins["ETCD_36_BIN"] === undefined || goBins["ETCD_BENCHMARK_BIN"] === undefined)(
     "--pin with etcd 3.4, 3.6 and ours on etcd's benchmark tool: every system's numbers, no errors",
     async () => {
-      const { code, stdout, stderr } = await runCompare([
-        "--quick",
-        "--rounds",
-        "1",
-        "--only",
-        "put,watch-latency-100",
-        "--etcd",
-        "3.4,3.6",
-        "--instrument",
-        "etcd-tool",
-        "--pin",
-        "--no-write"
-      ]).done
+      const { code, stdout, stderr } = await finished(
+        runCompare([
+          "--quick",
+          "--rounds",
+          "1",
+          "--only",
+          "put,watch-latency-100",
+          "--etcd",
+          "3.4,3.6",
+          "--instrument",
+          "etcd-tool",
+          "--pin",
+          "--no-write"
+        ])
+      )
       expect(code, stderr).toBe(0)
       expect(stderr).not.toContain("ERROR")
       expect(stdout).toContain("pinned")
@@ -138,26 +184,90 @@ describe.skipIf(skipEtcd)("bench:compare with real servers", () => {
         expect(medians.slice(0, 2).filter((c) => c.endsWith("*"))).toHaveLength(1)
       }
     },
-    150_000
+    0
   )
 
-  it("SIGINT mid-run stops the servers and removes the temp dir", async () => {
-    const run = runCompare(["--quick", "--rounds", "1", "--only", "watch-idle", "--no-write"])
-    let dir = ""
-    let sent = false
-    const deadline = Date.now() + 30_000
-    while (!sent && Date.now() < deadline && run.child.exitCode === null) {
-      dir = /data under (\S+)/.exec(run.out.stderr)?.[1] ?? ""
-      // the first measurement has started: a server is up (or starting) under the temp dir
-      if (dir !== "" && processesMentioning(dir).length > 0) {
+  // mid-run: the second phase has started (the first measured, its server stopped) and its server
+  // is up or starting; each waits on those events, not on time. No Go: --etcd 3.4, --instrument bench.
+  it.each([
+    ["etcd-3.4", "etcd-"],
+    ["etcd-effect", "ours-"]
+  ] as const)(
+    "SIGINT mid-run, while %s is measured, stops its server and removes the temp dir",
+    async (system, dataDirPrefix) => {
+      const args = ["--quick", "--rounds", "1", "--only", "watch-idle", "--etcd", "3.4", "--instrument", "bench"]
+      const run = runCompare([...args, "--no-write"])
+      const progress = () => run.out.stderr.length
+      const ended = () => run.child.exitCode !== null || run.child.signalCode !== null
+      // the line's head is printed as its measurement starts
+      const started = new RegExp(`round 1  ${system.padEnd(11)}  $`)
+      await untilDone(
+        `bench:compare to start measuring ${system}`,
+        () => ended() || started.test(run.out.stderr),
+        progress
+      )
+      const dir = /data under (\S+)\n/.exec(run.out.stderr)?.[1] ?? ""
+      expect(dir, run.out.stderr).not.toBe("")
+      await untilDone(
+        `${system}'s server to be spawned`,
+        () => ended() || processesMentioning(path.join(dir, dataDirPrefix)).length > 0,
+        progress
+      )
+      expect(ended(), run.out.stderr).toBe(false)
+      run.child.kill("SIGINT")
+      const { code, stderr } = await unstalled("bench:compare to exit after SIGINT", run.done)
+      expect(code, stderr).toBe(130)
+      expect(stderr).toContain("bench:compare: SIGINT, stopping the server and cleaning up")
+      expect(fs.existsSync(dir)).toBe(false)
+      expect(processesMentioning(dir)).toEqual([])
+    },
+    0
+  )
+
+  // a build of the Go instruments takes minutes (and waits for another one under way): a signal then
+  // ends it and its go commands too. The build waits on a lock this test holds, in a cache of its own.
+  it.skipIf(!goInstalled)(
+    "SIGINT while benchmarks/go/build.sh runs ends the build: no build.sh or go left",
+    async () => {
+      const cache = fs.mkdtempSync(path.join(os.tmpdir(), "etcd-effect-go-cache-test-"))
+      const holder = spawn("flock", [path.join(cache, ".lock"), "-c", "echo held; exec sleep 600"], {
+        stdio: ["ignore", "pipe", "inherit"]
+      })
+      try {
+        let held = ""
+        holder.stdout.on("data", (c: Buffer) => (held += c.toString()))
+        await untilDone(
+          "the test to hold the build lock",
+          () => held.includes("held"),
+          () => held
+        )
+        const env: NodeJS.ProcessEnv = { ...process.env, ETCD_BENCH_BIN_CACHE: cache }
+        for (const k of ["ETCD_36_BIN", "ETCD_37_BIN", "ETCD_BENCHMARK_BIN", "KUBE_CLIENT_BIN"]) delete env[k]
+        const args = ["--quick", "--rounds", "1", "--only", "watch-idle", "--etcd", "3.4,3.6", "--instrument", "bench"]
+        const run = runCompare([...args, "--no-write"], env)
+        const building = () => processesWithEnv(`ETCD_BENCH_BIN_CACHE=${cache}`)
+        // build.sh has started and waits on the lock (its `flock` child), inside our cache
+        await untilDone(
+          "build.sh to wait on the lock",
+          () => run.child.exitCode !== null || building().some((p) => p.cmdline.startsWith("flock")),
+          () => run.out.stderr.length
+        )
+        expect(run.out.stderr).toContain("bench:compare: benchmarks/go/build.sh (cached after the first build)")
         run.child.kill("SIGINT")
-        sent = true
-      } else await new Promise((r) => setTimeout(r, 50))
-    }
-    const { code, stderr } = await run.done
-    expect(sent, stderr).toBe(true)
-    expect(code, stderr).toBe(130)
-    expect(fs.existsSync(dir)).toBe(false)
-    expect(processesMentioning(dir)).toEqual([])
-  }, 60_000)
+        const { code, stderr } = await unstalled("bench:compare to exit after SIGINT", run.done)
+        expect(code, stderr).toBe(130)
+        expect(stderr).not.toContain("data under")
+        // the build's group was killed: nothing of it is left to build once the lock is free
+        await untilDone(
+          "the build's processes to go",
+          () => building().length === 0,
+          () => building().length
+        )
+      } finally {
+        holder.kill("SIGKILL")
+        fs.rmSync(cache, { recursive: true, force: true })
+      }
+    },
+    0
+  )
 })
