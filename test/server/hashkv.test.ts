@@ -17,6 +17,8 @@
  * name the id), attaches keys to them and revokes them: a key's lease id is part of the hash, and
  * with the same ids the hashes are the same.
  *
+ * Ours is also reopened from its data dir once, and must still hash alike.
+ *
  * The servers live for the whole file and the runs build on each other's data (the store only
  * grows); a failure stops at the first run that differs (endOnFailure) and prints its steps.
  */
@@ -370,6 +372,34 @@ describe.skipIf(skipEtcd)("HashKV: etcd-effect vs etcd 3.4.23 (and 3.6)", { shuf
       { t: "hash", back: 1 }
     ])
     expect(covered.emptyKeep).toBe(before + 1)
+  })
+
+  it("ours reopened from its LMDB data dir hashes alike at the head and at past revisions", async () => {
+    // a compaction at a delete, so the tombstones at the watermark are on disk, then revisions above it
+    await runHistory([
+      { t: "put", k: 1, v: 1, lease: -1 },
+      { t: "put", k: 2, v: 2, lease: -1 },
+      { t: "put", k: 1, v: 3, lease: -1 },
+      { t: "del", r: { t: "one", k: 2 } },
+      { t: "compact", back: 0 },
+      { t: "put", k: 2, v: 4, lease: -1 },
+      { t: "put", k: 1, v: 5, lease: -1 }
+    ])
+    const i = side("ours")
+    for (const c of [sides[i]!.kv, sides[i]!.lease, sides[i]!.maint]) c.close()
+    await ours!.close()
+    ours = await startInProcess({ dataDir })
+    const endpoint = ours.endpoint
+    sides[i] = {
+      name: "ours",
+      kv: rawClient("KV", endpoint),
+      lease: rawClient("Lease", endpoint),
+      maint: rawClient("Maintenance", endpoint)
+    }
+    const before = covered.pastHashes
+    // the end-of-run checks: the head, every revision from below the watermark up, the future
+    await runHistory([{ t: "hash", back: 0 }])
+    expect(covered.pastHashes).toBeGreaterThan(before)
   })
 
   it("histories with leases of client-chosen ids hash alike too", async () => {
