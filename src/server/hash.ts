@@ -41,9 +41,15 @@ export interface HashKVResult {
 
 /**
  * HashByRev: crc32c of "key" then, for every key-bucket entry with main revision <= rev, its key
- * and value — except, below the compaction watermark, entries a compaction at `rev` would not
- * keep (per key: the latest revision <= rev, unless it is a tombstone). One synchronous pass, so
- * the view is consistent, as etcd's read transaction is.
+ * and value — except, at or below the compaction watermark, entries a compaction at `rev` would
+ * not keep (per key: the latest revision <= rev, unless it is a tombstone; when nothing is kept,
+ * every entry counts), and the tombstones at exactly the watermark. One synchronous pass, so the
+ * view is consistent, as etcd's read transaction is.
+ *
+ * Revisions: 0 is the head; at or below the compact revision ErrCompacted (etcd 3.4's `rev <=
+ * compactRev`; 3.5+ answers at exactly the compact revision, and 3.6 at any of its last ten
+ * compactions from a cache filled when it compacted — docs/operating.md, "HashKV"); past the head
+ * ErrFutureRev.
  */
 export const hashKV = (store: MvccStoreShape, backend: BackendShape, revision: number): HashKVResult | EtcdError => {
   const compactRev = store.compactRevision()
@@ -66,6 +72,9 @@ export const hashKV = (store: MvccStoreShape, backend: BackendShape, revision: n
     const main = bytesToMain(rk)
     if (main > rev) break
     if (main <= compactRev && keep.size > 0 && !keep.has(keyString(rk.subarray(0, 17)))) continue
+    // a tombstone at the compact revision: the compaction keeps it (a watch from there sees the
+    // DELETE), etcd 3.4 <= 3.4.33 and 3.5 <= 3.5.15 drop it, so etcd 3.6 leaves it out (hash.go)
+    if (main === compactRev && isTombstoneKey(rk)) continue
     h = crc32cUpdate(h, rk)
     h = crc32cUpdate(h, v)
   }

@@ -203,8 +203,16 @@ describe.skipIf(skip)("etcdctl 3.4: etcd-effect answers as etcd 3.4 does", { shu
 
   it("endpoint status / health / hashkv, member list", async () => {
     await same(["endpoint", "health"])
-    // leased keys hold random lease ids, so from here on the hashes differ; the format does not
+    // A key's lease id is part of HashKV, and each server chose its own for the lease test's keys
+    // (etcdctl cannot name one): while their revisions are stored the hashes differ (the
+    // shuffled-seed-202 difference); the format does not.
     await same(["endpoint", "hashkv"], { extra: (s) => s.replace(/, \d+\n/, ", <HASH>\n") })
+    // Those keys were revoked: compacted away, the same number again (test/server/hashkv.test.ts
+    // shows it with the same lease ids and without leases, against etcd 3.4 and 3.6).
+    const head = /"revision":(\d+)/.exec((await same(["get", "leased/a", "-w", "json"])).stdout)?.[1]
+    expect(head).toBeDefined()
+    await same(["compaction", head!, "--physical"])
+    await same(["endpoint", "hashkv"])
     await same(["endpoint", "status", "-w", "json"], {
       extra: (s) =>
         s

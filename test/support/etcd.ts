@@ -29,6 +29,8 @@ export interface EtcdOptions {
   readonly upWithAlarms?: boolean
   /** "https": the client URL is https (give the TLS flags in extraArgs); default http */
   readonly clientScheme?: "http" | "https"
+  /** another etcd binary (e.g. etcd 3.6 from benchmarks/go/build.sh); default ETCD_BIN */
+  readonly bin?: string
 }
 
 /** A member of a multi-member test cluster: its name and the whole cluster's --initial-cluster. */
@@ -77,7 +79,9 @@ export class EtcdProcess {
   }
 
   static async start(options: EtcdOptions = {}): Promise<EtcdProcess> {
-    if (!etcdAvailable) throw new Error(`etcd binary not found at ${ETCD_BIN} (REQUIRE_ETCD=1)`)
+    if (options.bin === undefined && !etcdAvailable) {
+      throw new Error(`etcd binary not found at ${ETCD_BIN} (REQUIRE_ETCD=1)`)
+    }
     let lastError: unknown
     // A probed port can be taken by someone else before etcd binds it: retry with fresh ports.
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -169,7 +173,7 @@ export class EtcdProcess {
   async startProcess(): Promise<void> {
     if (this.child !== undefined) return
     this.log = []
-    const child = spawn(ETCD_BIN, this.args(), { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(this.options.bin ?? ETCD_BIN, this.args(), { stdio: ["ignore", "pipe", "pipe"] })
     this.child = child
     const append = (chunk: Buffer) => {
       this.log.push(chunk.toString())
