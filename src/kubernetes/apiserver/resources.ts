@@ -62,6 +62,8 @@ export interface ResourceInfo {
   readonly generation: boolean
   /** the Table columns after NAME (AGE included where the resource's printer has one) */
   readonly printerColumns: ReadonlyArray<PrinterColumn>
+  /** a CRD's columns of each served version (each version has its own additionalPrinterColumns) */
+  readonly versionPrinterColumns?: Readonly<Record<string, ReadonlyArray<PrinterColumn>>> | undefined
   /** how the kind is decoded, defaulted, prepared, validated and deleted (kinds/) */
   readonly strategy: KindStrategy
   /** the subresources served beside the main resource, with their strategies (namespaces: status, finalize) */
