@@ -21,6 +21,7 @@ import { type CustomVersion, customResourceStatusStrategy, customResourceStrateg
 import {
   apiVersionOf,
   customResourceDefinitions,
+  CUSTOM_RESOURCE_VERBS,
   type PrinterColumn,
   type ResourceInfo,
   resourcePrefixOf,
@@ -140,6 +141,7 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
     fieldLabelError: fieldLabelNotSupported,
     strategicMergePatch: false,
     generation: true,
+    verbs: CUSTOM_RESOURCE_VERBS,
     printerColumns: columnsOf(storage.additionalPrinterColumns),
     versionPrinterColumns: Object.fromEntries(served.map((v) => [v.name, columnsOf(v.additionalPrinterColumns)])),
     strategy: storageStrategies.strategy,
