@@ -104,9 +104,10 @@ const apiResources = (r: ResourceInfo, version: string) => {
     ...(r.categories.length > 0 ? { categories: r.categories } : {}),
     storageVersionHash: storageVersionHash(stored.group, r.storageVersion, stored.kind)
   }
-  const subresources = Object.keys(r.versionStrategies?.[version]?.subresources ?? r.subresources)
-    .sort()
-    .map((sub) => ({
+  // built-in subresources in go-restful's (alphabetical) order, a CRD's as apiextensions lists them
+  const names = Object.keys(r.versionStrategies?.[version]?.subresources ?? r.subresources)
+  const ordered = r.custom ? ["status", "scale"].filter((n) => names.includes(n)) : names.sort()
+  const subresources = ordered.map((sub) => ({
       name: `${r.plural}/${sub}`,
       singularName: "",
       namespaced: r.namespaced,
@@ -134,8 +135,12 @@ export const apiResourceList = (registry: ResourceRegistry, group: string, versi
     kind: "APIResourceList",
     apiVersion: "v1",
     groupVersion: apiVersionOf(group, version),
-    resources: [...resources.flatMap((r) => apiResources(r.info, version)), ...reviews].sort((a, b) =>
-      a.name.localeCompare(b.name)
-    )
+    resources: [
+      ...resources
+        .map((r) => r.info)
+        .sort((a, b) => a.plural.localeCompare(b.plural))
+        .flatMap((info) => apiResources(info, version)),
+      ...reviews
+    ]
   }
 }
