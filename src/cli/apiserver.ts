@@ -2,9 +2,10 @@
  * `etcd-effect apiserver`: the Kubernetes list/watch API (src/kubernetes/apiserver) over etcd,
  * with kube-apiserver's flag names (flags/apiserver-flags.ts). Without --etcd-servers it runs an
  * etcd-effect server in the same process (on --data-dir, or in memory), so one command starts
- * everything. It prints the URL it serves on and the etcd it uses; SIGINT/SIGTERM end the
+ * everything. It prints the URL it serves on, the etcd it uses and where the data lives; SIGINT/SIGTERM end the
  * watches, stop listening and close the storage (exit 0).
  */
+import { resolve } from "node:path"
 import { Console, Duration, Effect, FiberRef, HashSet, Logger, LogLevel } from "effect"
 import type { apiserverFlags } from "./flags/apiserver-flags.js"
 import type { ValuesOf } from "./flags/flag.js"
@@ -49,6 +50,14 @@ export const runApiserver = (p: ParsedRun): Effect.Effect<void, unknown> => {
         ? `etcd-effect apiserver: embedded etcd serving on ${running.etcdEndpoints.map((e) => `http://${e}`).join(",")} (etcdctl --endpoints=${endpoints})`
         : `etcd-effect apiserver: using etcd at ${endpoints}`
     )
+    // where the objects live: what survives a restart
+    const dataDir = orNone(flags["data-dir"])
+    if (etcdServers.length === 0)
+      yield* Console.log(
+        dataDir === undefined
+          ? "etcd-effect apiserver: data in memory: lost when it stops (--data-dir <dir> keeps it)"
+          : `etcd-effect apiserver: data in ${resolve(dataDir)}`
+      )
     return yield* Effect.never
   }).pipe(
     Effect.scoped,

@@ -41,6 +41,8 @@ export const etcdProtos: ProtoSet = {
 export const k8sProtos: ProtoSet = {
   compiledFile: "k8s-protos.json",
   sources: () => [
+    "k8s.io/api/authentication/v1/generated.proto",
+    "k8s.io/api/authorization/v1/generated.proto",
     "k8s.io/api/coordination/v1/generated.proto",
     "k8s.io/api/core/v1/generated.proto",
     "k8s.io/api/events/v1/generated.proto",
@@ -53,7 +55,9 @@ export const k8sProtos: ProtoSet = {
   entries: [
     "k8s.io/api/core/v1/generated.proto",
     "k8s.io/api/coordination/v1/generated.proto",
-    "k8s.io/api/events/v1/generated.proto"
+    "k8s.io/api/events/v1/generated.proto",
+    "k8s.io/api/authentication/v1/generated.proto",
+    "k8s.io/api/authorization/v1/generated.proto"
   ],
   lazy: true
 }

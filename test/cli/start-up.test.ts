@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as net from "node:net"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, beforeAll, describe, expect, it } from "vitest"
 import { runCommand } from "../support/etcd.js"
@@ -87,13 +88,28 @@ describe("starting the servers", () => {
     }
   }, 120_000)
 
-  it("apiserver says where it serves and where its embedded etcd is", async () => {
+  it("apiserver with --data-dir says where the data lives", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "apiserver-data-"))
+    const api = start(process.execPath, [mainJs, "apiserver", "--port", "0", "--data-dir", dir])
+    try {
+      const [, where] = await api.until(/^etcd-effect apiserver: data in (\S+)$/m)
+      expect(where).toBe(path.resolve(dir))
+      expect(fs.readdirSync(dir).length).toBeGreaterThan(0)
+      api.child.kill("SIGTERM")
+      expect(await api.exited).toBe(0)
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  }, 120_000)
+
+  it("apiserver says where it serves, where its embedded etcd is and that the data is in memory", async () => {
     const api = start(process.execPath, [mainJs, "apiserver", "--port", "0"])
     const [, url] = await api.until(/^etcd-effect apiserver: serving on (http:\/\/127\.0\.0\.1:\d+)$/m)
     const [, etcdUrl, endpoint] = await api.until(
       /^etcd-effect apiserver: embedded etcd serving on (http:\/\/127\.0\.0\.1:\d+) \(etcdctl --endpoints=(127\.0\.0\.1:\d+)\)$/m
     )
     expect(etcdUrl).toBe(`http://${endpoint}`)
+    await api.until(/^etcd-effect apiserver: data in memory: lost when it stops \(--data-dir <dir> keeps it\)$/m)
     const health = await fetch(`${url}/healthz`)
     expect(await health.text()).toBe("ok")
     const put = await runCommand("node", [mainJs, "put", "--endpoints", endpoint!, "/from-cli", "1"])

@@ -9,6 +9,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Cause, Effect } from "effect"
 import { hasMessage } from "../api/protobuf/messages.js"
 import { MethodNotAllowed, newInternalError, type StatusError } from "../api/status.js"
+import { reviewResourceOf, serveReview } from "./authorization/access-review.js"
 import { apiGroupList, apiGroupOf, apiResourceList, apiVersions, versionInfo } from "./discovery.js"
 import { create } from "./handlers/create.js"
 import { deleteCollection, deleteOne } from "./handlers/delete.js"
@@ -25,7 +26,7 @@ import { serveOpenApi } from "./openapi/handler.js"
 import { listQuery } from "./query.js"
 import type { ResourceRegistry } from "./registry.js"
 import { requestInfo, type ResourceRequest } from "./request-info.js"
-import { apiVersionOf } from "./resources.js"
+import { apiVersionOf, type ResourceInfo, verbsOf } from "./resources.js"
 import { json, notFoundResource, statusResponse } from "./response.js"
 import type { NamespaceLifecycle } from "./write/admission.js"
 import { Warnings } from "./write/warnings.js"
@@ -149,7 +150,8 @@ const methodNotAllowed = () =>
   new MethodNotAllowed({ message: "the server does not allow this method on the requested resource", details: {} })
 
 /** The verbs the route of a collection, an object or a subresource takes (go-restful: 405 for the others). */
-const allowed = (r: ResourceRequest): boolean => {
+const allowed = (r: ResourceRequest, info: ResourceInfo): boolean => {
+  if (r.verb === "deletecollection" && !verbsOf(info).includes("deletecollection")) return false
   if (r.subresource !== undefined) {
     if (r.subresource === "finalize") return r.verb === "update"
     return r.verb === "get" || r.verb === "update" || r.verb === "patch"
@@ -167,7 +169,11 @@ const resource = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, StatusError> =>
   Effect.gen(function* () {
     const served = ctx.registry.lookup(r.group, r.version, r.resource)
-    if (served === undefined) return yield* Effect.fail(notFoundResource())
+    if (served === undefined) {
+      const review = reviewResourceOf(r)
+      if (review !== undefined) return yield* serveReview(review, r, req)
+      return yield* Effect.fail(notFoundResource())
+    }
     const info = served.info
     if (r.subresource !== undefined && (r.name === undefined || info.subresources[r.subresource] === undefined))
       return yield* Effect.fail(notFoundResource())
@@ -178,7 +184,7 @@ const resource = (
     if (!info.namespaced && r.namespace !== undefined && !(info.group === "" && info.plural === "namespaces")) {
       return yield* Effect.fail(notFoundResource())
     }
-    if (!allowed(r)) return yield* Effect.fail(methodNotAllowed())
+    if (!allowed(r, info)) return yield* Effect.fail(methodNotAllowed())
     const output = yield* negotiateOutput(
       req.headers["accept"],
       r.verb === "watch",

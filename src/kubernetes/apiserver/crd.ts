@@ -21,6 +21,7 @@ import { type CustomVersion, customResourceStatusStrategy, customResourceStrateg
 import {
   apiVersionOf,
   customResourceDefinitions,
+  CUSTOM_RESOURCE_VERBS,
   type PrinterColumn,
   type ResourceInfo,
   resourcePrefixOf,
@@ -36,6 +37,19 @@ const AGE_DATE: PrinterColumn = {
   description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
   jsonPath: ".metadata.creationTimestamp"
 }
+
+/** getColumnsForVersion: a version's additionalPrinterColumns, or AGE */
+const columnsOf = (columns: CrdVersion["additionalPrinterColumns"]): ReadonlyArray<PrinterColumn> =>
+  columns === undefined || columns.length === 0
+    ? [AGE_DATE]
+    : columns.map((c) => ({
+        name: c.name,
+        type: c.type,
+        format: c.format,
+        description: c.description,
+        priority: c.priority,
+        jsonPath: c.jsonPath
+      }))
 
 const crAttrs =
   (namespaced: boolean) =>
@@ -110,7 +124,6 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
   const kind = names.kind!
   const byVersion = served.map((v) => customVersion(spec, v, kind))
   const storageStrategies = strategiesOf(customVersion(spec, storage, kind))
-  const columns = storage.additionalPrinterColumns ?? served[0]!.additionalPrinterColumns
   return {
     group: spec.group!,
     versions: served.map((v) => v.name),
@@ -128,17 +141,9 @@ export const resourceInfoOfCRD = (crd: KubeObject): ResourceInfo | undefined => 
     fieldLabelError: fieldLabelNotSupported,
     strategicMergePatch: false,
     generation: true,
-    printerColumns:
-      columns === undefined || columns.length === 0
-        ? [AGE_DATE]
-        : columns.map((c) => ({
-            name: c.name,
-            type: c.type,
-            format: c.format,
-            description: c.description,
-            priority: c.priority,
-            jsonPath: c.jsonPath
-          })),
+    verbs: CUSTOM_RESOURCE_VERBS,
+    printerColumns: columnsOf(storage.additionalPrinterColumns),
+    versionPrinterColumns: Object.fromEntries(served.map((v) => [v.name, columnsOf(v.additionalPrinterColumns)])),
     strategy: storageStrategies.strategy,
     subresources: {
       ...storageStrategies.subresources,

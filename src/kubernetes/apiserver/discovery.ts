@@ -1,12 +1,16 @@
 /**
  * Discovery (endpoints/discovery): /api (APIVersions), /apis (APIGroupList), /apis/<group>
  * (APIGroup), /api/v1 and /apis/<group>/<version> (APIResourceList with verbs, shortNames,
- * categories, namespaced), all from the registry as it is now — a CRD's resource appears as soon
- * as it is served. Legacy (unaggregated) discovery: kubectl and client-go fall back to it when the
+ * categories, namespaced, storageVersionHash, and the subresources served: `namespaces/status`,
+ * `widgets/scale`, …), all from the registry as it is now — a CRD's resource appears as soon
+ * as it is served — and the create-only review resources of authorization.k8s.io and
+ * authentication.k8s.io (authorization/access-review.ts). Legacy (unaggregated) discovery: kubectl and client-go fall back to it when the
  * answer is plain application/json. Also /version.
  */
+import { createHash } from "node:crypto"
+import { REVIEW_RESOURCES } from "./authorization/access-review.js"
 import type { ResourceRegistry } from "./registry.js"
-import { apiVersionOf, type ResourceInfo, VERBS } from "./resources.js"
+import { apiVersionOf, type ResourceInfo, verbsOf } from "./resources.js"
 
 /** The Kubernetes version whose API behaviour this server follows (WatchList defaulting of 1.34). */
 export const KUBE_VERSION = { major: "1", minor: "34", gitVersion: "v1.34.0" } as const
@@ -52,12 +56,14 @@ export const apiVersions = (serverAddress: string) => ({
 
 const groupsOf = (registry: ResourceRegistry): Map<string, Array<string>> => {
   const groups = new Map<string, Set<string>>()
-  for (const r of registry.all()) {
-    if (r.info.group === "") continue
-    let set = groups.get(r.info.group)
-    if (set === undefined) groups.set(r.info.group, (set = new Set()))
-    for (const v of r.info.versions) set.add(v)
+  const add = (group: string, versions: ReadonlyArray<string>) => {
+    if (group === "") return
+    let set = groups.get(group)
+    if (set === undefined) groups.set(group, (set = new Set()))
+    for (const v of versions) set.add(v)
   }
+  for (const r of registry.all()) add(r.info.group, r.info.versions)
+  for (const r of REVIEW_RESOURCES) add(r.group, [r.version])
   return new Map(Array.from(groups, ([g, vs]) => [g, Array.from(vs).sort(versionPriority)]))
 }
 
@@ -79,24 +85,62 @@ export const apiGroupOf = (registry: ResourceRegistry, group: string) => {
   return versions === undefined ? undefined : { kind: "APIGroup", apiVersion: "v1", ...apiGroup(group, versions) }
 }
 
-const apiResource = (r: ResourceInfo) => ({
-  name: r.plural,
-  singularName: r.singular,
-  namespaced: r.namespaced,
-  kind: r.kind,
-  verbs: VERBS,
-  ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
-  ...(r.categories.length > 0 ? { categories: r.categories } : {})
-})
+/** StorageVersionHash: the first 8 bytes of sha256("<group>/<version>/<kind>") of the stored form, base64 */
+export const storageVersionHash = (group: string, version: string, kind: string): string =>
+  createHash("sha256").update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString("base64")
+
+const SUBRESOURCE_VERBS: Readonly<Record<string, ReadonlyArray<string>>> = { finalize: ["update"] }
+
+const apiResources = (r: ResourceInfo, version: string) => {
+  // an object served through another group's storage (events.k8s.io's Events) hashes its stored form
+  const stored = r.storageCodec !== undefined ? { group: "", kind: r.kind } : { group: r.group, kind: r.kind }
+  const main = {
+    name: r.plural,
+    singularName: r.singular,
+    namespaced: r.namespaced,
+    kind: r.kind,
+    verbs: verbsOf(r),
+    ...(r.shortNames.length > 0 ? { shortNames: r.shortNames } : {}),
+    ...(r.categories.length > 0 ? { categories: r.categories } : {}),
+    storageVersionHash: storageVersionHash(stored.group, r.storageVersion, stored.kind)
+  }
+  // built-in subresources in go-restful's (alphabetical) order, a CRD's as apiextensions lists them
+  const names = Object.keys(r.versionStrategies?.[version]?.subresources ?? r.subresources)
+  const ordered = r.custom ? ["status", "scale"].filter((n) => names.includes(n)) : names.sort()
+  const subresources = ordered.map((sub) => ({
+      name: `${r.plural}/${sub}`,
+      singularName: "",
+      namespaced: r.namespaced,
+      ...(sub === "scale" ? { group: "autoscaling", version: "v1", kind: "Scale" } : { kind: r.kind }),
+      verbs: SUBRESOURCE_VERBS[sub] ?? ["get", "patch", "update"]
+    }))
+  return [main, ...subresources]
+}
+
+const reviewResources = (group: string, version: string) =>
+  REVIEW_RESOURCES.filter((r) => r.group === group && r.version === version).map((r) => ({
+    name: r.plural,
+    singularName: r.singular,
+    namespaced: r.namespaced,
+    kind: r.kind,
+    verbs: ["create"]
+  }))
 
 /** The APIResourceList of group/version, undefined when nothing is served there. */
 export const apiResourceList = (registry: ResourceRegistry, group: string, version: string) => {
   const resources = registry.all().filter((r) => r.info.group === group && r.info.versions.includes(version))
-  if (resources.length === 0) return undefined
+  const reviews = reviewResources(group, version)
+  if (resources.length === 0 && reviews.length === 0) return undefined
   return {
     kind: "APIResourceList",
     apiVersion: "v1",
     groupVersion: apiVersionOf(group, version),
-    resources: resources.map((r) => apiResource(r.info)).sort((a, b) => a.name.localeCompare(b.name))
+    resources: [
+      ...resources
+        .map((r) => r.info)
+        .sort((a, b) => a.plural.localeCompare(b.plural))
+        .flatMap((info) => apiResources(info, version)),
+      ...reviews
+    ]
   }
 }

@@ -62,6 +62,8 @@ export interface ResourceInfo {
   readonly generation: boolean
   /** the Table columns after NAME (AGE included where the resource's printer has one) */
   readonly printerColumns: ReadonlyArray<PrinterColumn>
+  /** a CRD's columns of each served version (each version has its own additionalPrinterColumns) */
+  readonly versionPrinterColumns?: Readonly<Record<string, ReadonlyArray<PrinterColumn>>> | undefined
   /** how the kind is decoded, defaulted, prepared, validated and deleted (kinds/) */
   readonly strategy: KindStrategy
   /** the subresources served beside the main resource, with their strategies (namespaces: status, finalize) */
@@ -86,6 +88,8 @@ export interface ResourceInfo {
    * specReplicasPath, null without one: the managedFields mapping of a scale write (ScaleHandler)
    */
   readonly specReplicasPaths?: Readonly<Record<string, string | null>> | undefined
+  /** the verbs discovery lists and the routes take (default VERBS) */
+  readonly verbs?: ReadonlyArray<string> | undefined
   /** the Table's first column is NAME (Events print it last, among their own columns) */
   readonly nameColumn?: boolean | undefined
   /** where the objects live below the etcd prefix when not at the group/resource's own prefix ("/events") */
@@ -130,6 +134,11 @@ export const keyOf = (r: ResourceInfo, namespace: string | undefined, name?: str
 }
 
 export const VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"] as const
+
+/** A custom resource's verbs, in the order apiextensions-apiserver lists them */
+export const CUSTOM_RESOURCE_VERBS = ["delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"]
+
+export const verbsOf = (r: ResourceInfo): ReadonlyArray<string> => r.verbs ?? VERBS
 
 const dataCount = (obj: KubeObject): number => {
   const count = (u: unknown) => (typeof u === "object" && u !== null ? Object.keys(u).length : 0)
@@ -185,6 +194,8 @@ export const namespaces = builtin({
   singular: "namespace",
   shortNames: ["ns"],
   namespaced: false,
+  // the namespaces' REST has no DeleteCollection
+  verbs: ["create", "delete", "get", "list", "patch", "update", "watch"],
   validateName: isDNS1123Label,
   getAttrs: namespaceAttrs,
   selectableFields: ["metadata.name", "status.phase"],

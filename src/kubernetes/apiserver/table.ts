@@ -1,10 +1,12 @@
 /**
  * Table output (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), what `kubectl get`
  * prints: a NAME column (unless the printer places it itself, as Events'), the resource's columns (a built-in printer's, or a CRD's
- * additionalPrinterColumns, by default AGE), and per row the object as PartialObjectMetadata
+ * additionalPrinterColumns of the version asked for, by default AGE), and per row the object as PartialObjectMetadata
  * (`includeObject=Metadata`, the default), the whole object (`Object`) or nothing (`None`).
  */
 import type { KubeObject, ListMeta } from "../api/object-meta.js"
+import { compileJsonPath, findResults, type JsonPath, JsonPathEvalError, printValue } from "../api/jsonpath.js"
+import { JsonPathSyntaxError } from "../api/jsonpath-parser.js"
 import { humanDuration, type PrinterColumn, type ResourceInfo } from "./resources.js"
 
 export type IncludeObject = "None" | "Metadata" | "Object"
@@ -26,47 +28,79 @@ export const includeObjectOf = (q: URLSearchParams): IncludeObject => {
 }
 
 /**
- * A small JSONPath subset of CRD printer columns: `.a.b`, `.a[0].b`, `{.a.b}`. Filters and
- * wildcards (`[?(…)]`, `[*]`) give no value (kubectl prints `<none>`).
+ * A CRD column's cell, as apiextensions-apiserver's table convertor computes it: the first value
+ * of the column's JSONPath (client-go's, with filters, `[*]`, `..`; a missing field or an
+ * evaluation error is an empty cell), rendered by the column's type — a string column prints the
+ * value as `kubectl get -o jsonpath` would (objects as JSON, null as `<no value>`), integer,
+ * number and boolean columns keep values of their type, a date column is an age.
  */
-export const evalJsonPath = (obj: unknown, path: string): unknown => {
-  let p = path.trim()
-  if (p.startsWith("{") && p.endsWith("}")) p = p.slice(1, -1)
-  if (p.startsWith("$")) p = p.slice(1)
-  const tokens: Array<string | number> = []
-  const re = /\.([^.[\]]+)|\[(\d+)\]|\[['"]([^'"]+)['"]\]/y
-  let i = 0
-  while (i < p.length) {
-    re.lastIndex = i
-    const m = re.exec(p)
-    if (m === null) return undefined
-    tokens.push(m[1] ?? (m[2] !== undefined ? Number(m[2]) : m[3]!))
-    i = re.lastIndex
+const customCell = (col: PrinterColumn, path: JsonPath, obj: KubeObject): unknown => {
+  let value: unknown
+  try {
+    const results = findResults(path, obj)
+    if (results.length === 0 || results[0]!.length === 0) return null
+    value = results[0]![0]
+  } catch (e) {
+    if (e instanceof JsonPathEvalError) return null
+    throw e
   }
-  let cur: unknown = obj
-  for (const t of tokens) {
-    if (cur === null || typeof cur !== "object") return undefined
-    cur = (cur as Record<string | number, unknown>)[t]
-  }
-  return cur
-}
-
-const cellOf = (info: ResourceInfo, col: PrinterColumn, obj: KubeObject): unknown => {
-  if (col.cell !== undefined) return col.cell(obj)
-  if (col.jsonPath === undefined) return null
-  const v = evalJsonPath(obj, col.jsonPath)
-  if (v === undefined) return null
-  // the CRD table convertor renders dates as ages; the default convertor (CRDs themselves) keeps the timestamp
-  if (info.custom && col.type === "date" && typeof v === "string") return humanDuration(Date.now() - Date.parse(v))
+  if (col.type === "string") return printValue(value, "<no value>")
+  if (value === null) return null
   switch (col.type) {
     case "integer":
+      return typeof value === "number" ? Math.trunc(value) : null
     case "number":
     case "boolean":
-      return v
+      return typeof value === col.type ? value : null
+    case "date": {
+      if (typeof value !== "string") return null
+      if (value === "" || value === "null") return "<unknown>"
+      const t = Date.parse(value)
+      return RFC3339.test(value) && Number.isFinite(t) ? humanDuration(Date.now() - t) : "<invalid>"
+    }
     default:
-      return typeof v === "string" ? v : JSON.stringify(v)
+      return null
   }
 }
+
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
+
+/** The parsed paths of a resource's CRD columns, up to the first that does not parse (New's partial convertor) */
+const compiled = new WeakMap<ReadonlyArray<PrinterColumn>, ReadonlyArray<readonly [PrinterColumn, JsonPath]>>()
+
+export const customColumns = (
+  columns: ReadonlyArray<PrinterColumn>
+): ReadonlyArray<readonly [PrinterColumn, JsonPath]> => {
+  const known = compiled.get(columns)
+  if (known !== undefined) return known
+  const out: Array<readonly [PrinterColumn, JsonPath]> = []
+  for (const c of columns) {
+    try {
+      out.push([c, compileJsonPath(`{${c.jsonPath ?? ""}}`)])
+    } catch (e) {
+      if (e instanceof JsonPathSyntaxError) break
+      throw e
+    }
+  }
+  compiled.set(columns, out)
+  return out
+}
+
+/** A custom resource's cells after NAME for its version's columns */
+export const customResourceCells = (columns: ReadonlyArray<PrinterColumn>, obj: KubeObject): Array<unknown> =>
+  customColumns(columns).map(([c, path]) => customCell(c, path, obj))
+
+const cellOf = (col: PrinterColumn, obj: KubeObject): unknown => {
+  if (col.cell !== undefined) return col.cell(obj)
+  if (col.jsonPath === undefined) return null
+  // the default convertor (CRDs themselves): the value as it is
+  const v = findResults(compileJsonPath(`{${col.jsonPath}}`), obj)[0]?.[0]
+  return v === undefined ? null : v
+}
+
+/** The columns of a resource served at a version (a CRD's version may have its own) */
+const printerColumnsOf = (info: ResourceInfo, version: string | undefined): ReadonlyArray<PrinterColumn> =>
+  (version !== undefined ? info.versionPrinterColumns?.[version] : undefined) ?? info.printerColumns
 
 const rowObject = (obj: KubeObject, include: IncludeObject): unknown => {
   if (include === "None") return undefined
@@ -82,32 +116,55 @@ export interface Table {
   readonly rows: ReadonlyArray<unknown>
 }
 
-export const columnDefinitions = (info: ResourceInfo): ReadonlyArray<unknown> => [
-  ...(info.nameColumn === false
-    ? []
-    : [{ name: "Name", type: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 }]),
-  ...info.printerColumns.map((c) => ({
-    name: c.name,
-    type: c.type,
-    format: c.format ?? "",
-    description: c.description ?? "",
-    priority: c.priority ?? 0
-  }))
-]
+const definitionOf = (c: PrinterColumn) => ({
+  name: c.name,
+  type: c.type,
+  format: c.format ?? "",
+  description: c.description ?? "",
+  priority: c.priority ?? 0
+})
+
+export const columnDefinitions = (info: ResourceInfo, version?: string): ReadonlyArray<unknown> => {
+  const nameColumn =
+    info.nameColumn === false
+      ? []
+      : [{ name: "Name", type: "string", format: "name", description: NAME_DESCRIPTION, priority: 0 }]
+  const columns = printerColumnsOf(info, version)
+  if (!info.custom) return [...nameColumn, ...columns.map(definitionOf)]
+  return [
+    ...nameColumn,
+    ...customColumns(columns).map(([c]) =>
+      definitionOf({
+        ...c,
+        description:
+          c.description === undefined || c.description === ""
+            ? `Custom resource definition column (in JSONPath format): ${c.jsonPath ?? ""}`
+            : c.description
+      })
+    )
+  ]
+}
+
+/** The row's cells after NAME */
+const cellsOf = (info: ResourceInfo, version: string | undefined, obj: KubeObject): Array<unknown> => {
+  const columns = printerColumnsOf(info, version)
+  return info.custom ? customResourceCells(columns, obj) : columns.map((c) => cellOf(c, obj))
+}
 
 export const tableOf = (
   info: ResourceInfo,
   objects: ReadonlyArray<KubeObject>,
   metadata: ListMeta,
-  include: IncludeObject
+  include: IncludeObject,
+  version?: string
 ): Table => ({
   kind: "Table",
   apiVersion: "meta.k8s.io/v1",
   metadata,
-  columnDefinitions: columnDefinitions(info),
+  columnDefinitions: columnDefinitions(info, version),
   rows: objects.map((obj) => {
     const object = rowObject(obj, include)
-    const columns = info.printerColumns.map((c) => cellOf(info, c, obj))
+    const columns = cellsOf(info, version, obj)
     const cells = info.nameColumn === false ? columns : [obj.metadata.name ?? "", ...columns]
     return object === undefined ? { cells } : { cells, object }
   })

@@ -315,7 +315,15 @@ describe("apiserver: verbs", () => {
     expect(m0).toMatch(/^watch_cache_capacity\{group="",resource="configmaps"\} [1-9]\d{2,}$/m)
     expect((await request(url(), "GET", "/api")).body).toMatchObject({ kind: "APIVersions", versions: ["v1"] })
     const core = await request(url(), "GET", "/api/v1")
-    expect(core.body.resources.map((r: any) => r.name)).toEqual(["configmaps", "events", "namespaces", "secrets"])
+    // the resources and their subresources, as kube-apiserver lists them
+    expect(core.body.resources.map((r: any) => r.name)).toEqual([
+      "configmaps",
+      "events",
+      "namespaces",
+      "namespaces/finalize",
+      "namespaces/status",
+      "secrets"
+    ])
     expect(core.body.resources[0].verbs).toEqual([
       "create",
       "delete",

@@ -27,6 +27,13 @@ const MESSAGES: Readonly<Record<string, string>> = {
   "coordination.k8s.io/v1/LeaseList": "k8s.io.api.coordination.v1.LeaseList",
   "events.k8s.io/v1/Event": "k8s.io.api.events.v1.Event",
   "events.k8s.io/v1/EventList": "k8s.io.api.events.v1.EventList",
+  // the access reviews (authorization/access-review.ts) and kubectl auth whoami's SelfSubjectReview
+  ...Object.fromEntries(
+    ["SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview", "LocalSubjectAccessReview"].map(
+      (k) => [`authorization.k8s.io/v1/${k}`, `k8s.io.api.authorization.v1.${k}`]
+    )
+  ),
+  "authentication.k8s.io/v1/SelfSubjectReview": "k8s.io.api.authentication.v1.SelfSubjectReview",
   // metav1.Status is served as "v1" in the core group and as "meta.k8s.io/v1"
   "v1/Status": `${META}.Status`,
   "meta.k8s.io/v1/Status": `${META}.Status`,

@@ -38,7 +38,8 @@ export const objectResponse = (
       s.info,
       [o],
       { resourceVersion: o.metadata.resourceVersion ?? "" },
-      includeObjectOf(s.url.searchParams)
+      includeObjectOf(s.url.searchParams),
+      s.version
     )
     return Effect.succeed(body(s, JSON.stringify(t), status))
   }
@@ -63,7 +64,8 @@ export const listResponse = (
       s.info,
       list.items.map((i) => asVersion(i, s.apiVersion)),
       list.metadata,
-      includeObjectOf(s.url.searchParams)
+      includeObjectOf(s.url.searchParams),
+      s.version
     )
     return Effect.succeed(body(s, JSON.stringify(t)))
   }

@@ -42,7 +42,8 @@ const tableEvent = (s: RequestScope, e: WatchEvent): Uint8Array => {
     s.info,
     [e.object],
     { resourceVersion: e.object.metadata.resourceVersion ?? "" },
-    includeObjectOf(s.url.searchParams)
+    includeObjectOf(s.url.searchParams),
+    s.version
   )
   return encoder.encode(`{"type":"${e.type}","object":${JSON.stringify(t)}}\n`)
 }
