@@ -21,6 +21,7 @@
 import { Context, Effect, Layer, Runtime, type Scope } from "effect"
 import { Backend, type BackendShape } from "../backend/backend.js"
 import { MvccStore, type MvccStoreShape } from "./kv.js"
+import { describeCorrupt } from "./corrupt-read.js"
 import { makeCompactor } from "./kvstore-compaction.js"
 import { attachLessor, deleteKeys, keysWithLease } from "./kvstore-lease.js"
 import { eventsBetween, getAt, rangeNow } from "./kvstore-read.js"
@@ -82,7 +83,10 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
       }
     )
     const marks = yield* Effect.try({
-      try: () => restore(s),
+      try: () =>
+        restore(s, (e) =>
+          s.logError(`mvcc: restore: ${describeCorrupt(e)}; reads of it fail, nothing is served`, e.message)
+        ),
       catch: (e) =>
         new RecoveryError({
           reason: "IndexRebuild",

@@ -63,6 +63,7 @@ import { setupClientTls } from "./client-tls.js"
 import { makeGrpcTransport } from "./transport/grpc-transport.js"
 import { alarmName, makeAlarms } from "./alarms.js"
 import { makeQuota } from "./quota.js"
+import { initialCheck, makeCorruptGuard, periodicCheck } from "./corrupt-check.js"
 import { refuseMalformed, withUnmarshalChecks } from "./unmarshal-check.js"
 import { withKvWire } from "./kv-wire.js"
 
@@ -152,8 +153,13 @@ export const layerServer = (
         config.quotaBackendBytes > 0 ? config.quotaBackendBytes : DEFAULT_QUOTA_BYTES,
         identity.memberId
       )
+      const corrupt = makeCorruptGuard(alarms, identity.memberId)
+      yield* initialCheck(backend, corrupt, config.initialCorruptCheck)
+      if (Duration.greaterThan(config.corruptCheckTime, Duration.zero)) {
+        yield* Effect.forkScoped(periodicCheck(backend, corrupt, config.corruptCheckTime))
+      }
       const services: Record<ServiceName, Record<string, unknown>> = {
-        KV: makeKvService(runner, store, header, guard, lessor, quota, config.maxTxnOps),
+        KV: makeKvService(runner, store, header, guard, lessor, quota, config.maxTxnOps, corrupt),
         Watch: makeWatchService(runner, {
           watchable,
           store,
@@ -161,7 +167,7 @@ export const layerServer = (
           config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval },
           guard
         }),
-        Lease: makeLeaseService(runner, lessor, header, guard, quota),
+        Lease: makeLeaseService(runner, lessor, header, guard, quota, corrupt),
         Maintenance: makeMaintenanceService(runner, store, backend, member, header, alarms, guard),
         Cluster: makeClusterService(runner, member, header),
         Auth: makeAuthService(runner, guard, header, store.rev)
