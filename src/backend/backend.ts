@@ -35,6 +35,10 @@ export class BackendError extends Schema.TaggedError<BackendError>()("BackendErr
   cause: Schema.optional(Schema.Unknown)
 }) {}
 
+/** The backend failed because the disk is full (ENOSPC from a write): the write is refused as NOSPACE. */
+export const isNoSpace = (e: BackendError): boolean =>
+  typeof e.cause === "object" && e.cause !== null && "code" in e.cause && e.cause.code === "ENOSPC"
+
 /**
  * A stored record whose checksum does not match: thrown by `get`/`range` instead of returning it.
  * `stored` holds the bytes as read (unverified: for a best-effort description, never to serve).

@@ -19,6 +19,7 @@
 import * as grpc from "@grpc/grpc-js"
 import { Context, Duration, Effect, Layer } from "effect"
 import { Backend, type BackendError } from "../backend/backend.js"
+import { faultyWalIo, WAL_FAULT_ENV, walFaultFromEnv } from "../backend/fault-io.js"
 import { layerLmdb } from "../backend/lmdb.js"
 import { layerMemory } from "../backend/memory.js"
 import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
@@ -153,6 +154,9 @@ export const layerServer = (
         config.quotaBackendBytes > 0 ? config.quotaBackendBytes : DEFAULT_QUOTA_BYTES,
         identity.memberId
       )
+      if (config.dataDir !== undefined && walFaultFromEnv() !== undefined) {
+        yield* Effect.logWarning(`${WAL_FAULT_ENV} is set: the write-ahead log fails on purpose (tests only)`)
+      }
       const corrupt = makeCorruptGuard(alarms, identity.memberId)
       yield* initialCheck(backend, corrupt, config.initialCorruptCheck)
       if (Duration.greaterThan(config.corruptCheckTime, Duration.zero)) {
@@ -307,7 +311,11 @@ export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeErr
 
 /** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor, auth. */
 const memberServices = (config: ServerConfig) => {
-  const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
+  const fault = walFaultFromEnv()
+  const backend =
+    config.dataDir === undefined
+      ? layerMemory
+      : layerLmdb({ dataDir: config.dataDir, ...(fault === undefined ? {} : { walIo: faultyWalIo(fault) }) })
   const store = kvStoreLayer.pipe(
     Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps }))
   )
