@@ -64,5 +64,7 @@ export const Errors = {
   watchCanceled: make(GrpcCode.Canceled, "etcdserver: watch canceled"),
   noLeader: make(GrpcCode.Unavailable, "etcdserver: no leader"),
   notCapable: make(GrpcCode.FailedPrecondition, "etcdserver: not capable"),
-  stopped: make(GrpcCode.Unavailable, "etcdserver: server stopped")
+  stopped: make(GrpcCode.Unavailable, "etcdserver: server stopped"),
+  /** ErrGRPCCorrupt: a write under the CORRUPT alarm, and here a read that met a corrupt record */
+  corrupt: make(GrpcCode.DataLoss, "etcdserver: corrupt cluster")
 } as const

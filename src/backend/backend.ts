@@ -10,7 +10,9 @@
  *   stages nothing: its ticket is `flush`'s (done once everything staged before it is durable).
  *   Batches become durable in staging order, and batches staged while a commit is in flight are
  *   committed together (group commit), so many concurrent writers share one fsync.
- * - Reads never block and never fail once the backend is open; keys compare bytewise.
+ * - Reads never block; keys compare bytewise. Once the backend is open a read fails only on a
+ *   record whose checksum does not match (LMDB: value-checksum.ts): it throws a CorruptRecord
+ *   rather than return the bytes, and the backend remembers it (`corruptions`).
  */
 import { Context, Effect, Schema } from "effect"
 
@@ -31,6 +33,21 @@ export class BackendError extends Schema.TaggedError<BackendError>()("BackendErr
   reason: Schema.Literal("Locked", "NotADataDir", "Unreadable", "WriteFailed", "Closed"),
   message: Schema.String,
   cause: Schema.optional(Schema.Unknown)
+}) {}
+
+/** The backend failed because the disk is full (ENOSPC from a write): the write is refused as NOSPACE. */
+export const isNoSpace = (e: BackendError): boolean =>
+  typeof e.cause === "object" && e.cause !== null && "code" in e.cause && e.cause.code === "ENOSPC"
+
+/**
+ * A stored record whose checksum does not match: thrown by `get`/`range` instead of returning it.
+ * `stored` holds the bytes as read (unverified: for a best-effort description, never to serve).
+ */
+export class CorruptRecord extends Schema.TaggedError<CorruptRecord>()("CorruptRecord", {
+  bucket: Schema.Literal("key", "meta", "lease", "auth", "authUsers", "authRoles"),
+  key: Schema.Uint8ArrayFromSelf,
+  stored: Schema.Uint8ArrayFromSelf,
+  message: Schema.String
 }) {}
 
 /** A staged batch's durability, as a callback (`BackendShape.writeNow`). */
@@ -84,6 +101,13 @@ export interface BackendShape {
   readonly snapshot: Effect.Effect<Uint8Array, BackendError>
   /** Reclaims free space where the engine supports it (Maintenance.Defragment). */
   readonly defragment: Effect.Effect<void, BackendError>
+  /**
+   * Reads every stored record and checks its checksum (etcd's initial and periodic corruption
+   * checks); the records that fail, also added to `corruptions`. The memory backend has none.
+   */
+  readonly verify: Effect.Effect<ReadonlyArray<CorruptRecord>, BackendError>
+  /** Every corrupt record a read or `verify` met since open, in the order found, each once. */
+  readonly corruptions: () => ReadonlyArray<CorruptRecord>
 }
 
 export class Backend extends Context.Tag("etcd-effect/Backend")<Backend, BackendShape>() {}

@@ -8,7 +8,10 @@
  *
  * Layout 2 added the WAL. A layout-1 dir (no WAL) is upgraded in place when opened: its marker is
  * rewritten before any WAL segment exists, so an older build, which would ignore the log and
- * lose the acknowledged batches only it holds, refuses the dir instead.
+ * lose the acknowledged batches only it holds, refuses the dir instead. Layout 3 stores a checksum
+ * with every LMDB value (value-checksum.ts): a layout-1 or -2 dir's marker is rewritten first, so
+ * an older build refuses it from then on, and its values are sealed when the environment opens
+ * (lmdb-env.ts's `ensureSealed`, decided by a mark inside LMDB, so a crash in between is harmless).
  *
  * A missing dir is created (0700, as etcd does). An existing dir must be empty or carry our marker
  * (else NotADataDir), be readable and writable (else Unreadable) and not be held by another open
@@ -28,7 +31,9 @@ import { BackendError } from "./backend.js"
 import { makeDirs } from "./make-dirs.js"
 
 export const MARKER_FILE = "etcd-effect.version"
-export const MARKER_CONTENT = "etcd-effect data dir, layout 2\n"
+export const MARKER_CONTENT = "etcd-effect data dir, layout 3\n"
+/** layout 2: values without checksums */
+const MARKER_CONTENT_V2 = "etcd-effect data dir, layout 2\n"
 /** layout 1: the same without member/wal */
 const MARKER_CONTENT_V1 = "etcd-effect data dir, layout 1\n"
 
@@ -148,13 +153,13 @@ const inspect = (dir: string): { fresh: boolean; upgrade: boolean } => {
     }
     throw unreadable(dir, e)
   }
-  if (content !== MARKER_CONTENT && content !== MARKER_CONTENT_V1) {
+  if (content !== MARKER_CONTENT && content !== MARKER_CONTENT_V2 && content !== MARKER_CONTENT_V1) {
     throw fail(
       "NotADataDir",
       `data dir ${dir} has an unsupported layout (member/${MARKER_FILE}: ${JSON.stringify(content.trim())})`
     )
   }
-  return { fresh: false, upgrade: content === MARKER_CONTENT_V1 }
+  return { fresh: false, upgrade: content !== MARKER_CONTENT }
 }
 
 // ---- the lock --------------------------------------------------------------------------------

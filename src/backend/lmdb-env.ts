@@ -14,6 +14,7 @@ import { type Database, open, type RootDatabase } from "lmdb"
 import { errorText } from "../errors.js"
 import { BackendError, type BucketName, type WriteOp } from "./backend.js"
 import { BUCKETS } from "./snapshot-format.js"
+import { sealValue } from "./value-checksum.js"
 
 export type Dbs = Record<BucketName, Database<Buffer, Uint8Array>>
 
@@ -53,15 +54,38 @@ export const asBuffer = (b: Uint8Array): Buffer =>
   Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength)
 
 /**
- * Writes ops into the current lmdb-js batch (inside `root.batch`). Each put/remove's own promise is
- * the batch's: its caller awaits `root.batch(…)`, so the per-op promises are dropped (`void`).
+ * Writes ops into the current lmdb-js batch (inside `root.batch`), each value sealed with its
+ * checksum (value-checksum.ts). Each put/remove's own promise is the batch's: its caller awaits
+ * `root.batch(…)`, so the per-op promises are dropped (`void`).
  */
 export const putOps = (dbs: Dbs, ops: ReadonlyArray<WriteOp>): void => {
   for (const op of ops) {
     const db = dbs[op.bucket]
     if (op.value === undefined) void db.remove(asBuffer(op.key))
-    else void db.put(asBuffer(op.key), op.value as Buffer)
+    else void db.put(asBuffer(op.key), sealValue(op.key, op.value))
   }
+}
+
+/** In LMDB's "wal" database: present once every value in the environment carries its checksum. */
+const SEALED_KEY = Buffer.from("sealed")
+
+/**
+ * Makes sure every stored value carries its checksum: an environment written before checksums
+ * (layout 2, no mark) gets all its values sealed and the mark in ONE synced transaction, so a crash
+ * leaves it wholly old or wholly new. A new environment just gets the mark. Returns how many values
+ * were sealed. Runs before the WAL replay, whose puts are sealed already.
+ */
+export const ensureSealed = async (env: LmdbEnv): Promise<number> => {
+  if (env.walDb.get(SEALED_KEY) !== undefined) return 0
+  const entries: Array<readonly [BucketName, Uint8Array, Uint8Array]> = []
+  for (const name of BUCKETS) {
+    for (const { key, value } of env.dbs[name].getRange({})) entries.push([name, key, value])
+  }
+  await env.root.batch(() => {
+    for (const [name, key, value] of entries) void env.dbs[name].put(asBuffer(key), sealValue(key, value))
+    void env.walDb.put(SEALED_KEY, Buffer.from([1]))
+  })
+  return entries.length
 }
 
 /** In LMDB's "wal" database: the seq of the last WAL batch whose ops are in LMDB. */

@@ -29,15 +29,16 @@
  * these parts share).
  */
 import { Effect, Layer, type Scope } from "effect"
-import { Backend, BackendError, type BackendShape, type WriteOp } from "./backend.js"
+import { Backend, BackendError, type BackendShape, CorruptRecord, type WriteOp } from "./backend.js"
 import { fsyncDir, type LockMode, openDataDir } from "./data-dir.js"
 import { enqueue, stage, startWal } from "./group-commit.js"
 import { awaitApplied, startApply } from "./lmdb-apply.js"
 import { LmdbCore, type LmdbStats } from "./lmdb-core.js"
-import { countInUseBytes, fileSizeBytes, type LmdbEnv, openEnv, unreadable } from "./lmdb-env.js"
+import { countInUseBytes, ensureSealed, fileSizeBytes, type LmdbEnv, openEnv, unreadable } from "./lmdb-env.js"
 import { readKey, readRange } from "./read-tx.js"
 import { BUCKETS, SnapshotWriter } from "./snapshot-format.js"
 import { awaitBatch } from "./staged-batch.js"
+import { verifyAll } from "./verify.js"
 import { nodeWalIo, type WalIo } from "./wal.js"
 import { replayWal } from "./wal-replay.js"
 
@@ -92,6 +93,11 @@ export const makeLmdbBackend = (
       // LMDB fsyncs its file on commit, not the directory entries of the files it created.
       yield* Effect.try({ try: () => fsyncDir(layout.snapDir), catch: (e) => e }).pipe(Effect.ignore)
     }
+    // An environment from before checksums (layout 2) has its values sealed now, in one transaction.
+    yield* Effect.tryPromise({
+      try: () => ensureSealed(env),
+      catch: (e) => unreadable(layout.dir, "cannot add checksums to the stored values", e)
+    })
     const stats: LmdbStats = { commits: 0, batches: 0, walSyncs: 0, replayed: 0 }
     const { applied, writer } = yield* replayWal(env, layout, stats, {
       segmentBytes: options.walSegmentBytes,
@@ -122,9 +128,31 @@ const backendOf = (core: LmdbCore): BackendShape => {
     return b instanceof BackendError ? Effect.fail(b) : awaitBatch(b)
   }
   const flush: Effect.Effect<void, BackendError> = Effect.suspend(() => write([]))
+  // every corrupt record found, once each (by bucket and key)
+  const found = new Map<string, CorruptRecord>()
+  const note = (c: CorruptRecord): void => {
+    const id = `${c.bucket}/${Buffer.from(c.key).toString("hex")}`
+    if (!found.has(id)) found.set(id, c)
+  }
+  const noted = (e: unknown): unknown => {
+    if (e instanceof CorruptRecord) note(e)
+    return e
+  }
   return {
-    get: (bucket, key) => readKey(overlay, dbs, bucket, key),
-    range: (bucket, start, end, limit) => readRange(overlay, dbs, bucket, start, end, limit),
+    get: (bucket, key) => {
+      try {
+        return readKey(overlay, dbs, bucket, key)
+      } catch (e) {
+        throw noted(e)
+      }
+    },
+    range: (bucket, start, end, limit) => {
+      try {
+        return readRange(overlay, dbs, bucket, start, end, limit)
+      } catch (e) {
+        throw noted(e)
+      }
+    },
     write,
     writeNow: (ops) => stage(core, ops),
     flush,
@@ -149,7 +177,12 @@ const backendOf = (core: LmdbCore): BackendShape => {
     }),
     // LMDB reuses freed pages itself and cannot shrink its file in place; defragment waits for
     // pending writes, in LMDB too, so that sizes read afterwards are settled (see docs/decisions.md).
-    defragment: Effect.zipRight(flush, awaitApplied(core))
+    defragment: Effect.zipRight(flush, awaitApplied(core)),
+    verify: Effect.suspend(() => {
+      if (core.closed) return Effect.fail(new BackendError({ reason: "Closed", message: "backend is closed" }))
+      return Effect.tap(verifyAll(dbs), (bad) => bad.forEach(note))
+    }),
+    corruptions: () => [...found.values()]
   }
 }
 

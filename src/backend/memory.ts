@@ -97,7 +97,10 @@ export const makeMemoryBackend = (): { readonly backend: BackendShape; readonly 
       }
       return Effect.succeed(w.finish())
     }),
-    defragment: Effect.suspend(() => (closed ? Effect.fail(closedError()) : Effect.void))
+    defragment: Effect.suspend(() => (closed ? Effect.fail(closedError()) : Effect.void)),
+    // nothing on disk to rot
+    verify: Effect.suspend(() => (closed ? Effect.fail(closedError()) : Effect.succeed([]))),
+    corruptions: () => []
   }
   return {
     backend,

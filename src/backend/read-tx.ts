@@ -1,13 +1,22 @@
 /**
  * Reads of the LMDB backend (etcd's read_tx.go, whose UnsafeRange merges the txReadBuffer over
  * bolt): the overlay of staged batches (overlay.ts) over LMDB's committed state, the overlay
- * shadowing LMDB key by key. Plain synchronous code; it never fails once the backend is open.
+ * shadowing LMDB key by key. Plain synchronous code. A value read from LMDB is checked against its
+ * checksum (value-checksum.ts) and thrown as a CorruptRecord when it does not match; overlay values
+ * are the WAL record's bytes and need no check.
  */
-import type { BucketName } from "./backend.js"
+import { type BucketName, CorruptRecord } from "./backend.js"
 import { asBuffer, type Dbs } from "./lmdb-env.js"
 import type { Overlay } from "./overlay.js"
 import { compareBytes } from "./sorted-bucket.js"
 import { MAX_KEY_BYTES } from "./validate.js"
+import { openValue } from "./value-checksum.js"
+
+const checked = (bucket: BucketName, key: Uint8Array, stored: Uint8Array): Uint8Array => {
+  const v = openValue(bucket, key, stored)
+  if (v instanceof CorruptRecord) throw v
+  return v
+}
 
 type OverlayBuckets = Overlay["buckets"]
 
@@ -24,7 +33,8 @@ export const readKey = (
     if (e !== undefined) return e.value
   }
   if (key.length === 0 || key.length > MAX_KEY_BYTES) return undefined
-  return dbs[bucket].get(asBuffer(key))
+  const stored = dbs[bucket].get(asBuffer(key))
+  return stored === undefined ? undefined : checked(bucket, key, stored)
 }
 
 /** Entries with start <= key < end in key order, staged batches included; at most `limit`. */
@@ -81,7 +91,7 @@ export const readRange = (
       if (e.value === undefined) continue
       out.push([key, e.value])
     } else {
-      out.push([key, value])
+      out.push([key, checked(bucket, key, value)])
     }
     if (out.length >= max) return out
   }

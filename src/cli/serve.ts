@@ -125,8 +125,14 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
     for (const name of ["grpc-keepalive-min-time", "grpc-keepalive-interval", "grpc-keepalive-timeout"] as const) {
       if (flags[name] < 0) return yield* badConfig(`--${name} must not be negative`)
     }
+    const checkTime = Math.max(flags["experimental-corrupt-check-time"], flags["corrupt-check-time"])
+    if (flags["experimental-corrupt-check-time"] < 0 || flags["corrupt-check-time"] < 0) {
+      return yield* badConfig("--corrupt-check-time must not be negative")
+    }
     const member = serverLayer({
       tls,
+      initialCorruptCheck: flags["experimental-initial-corrupt-check"],
+      corruptCheckTime: Duration.millis(checkTime),
       maxTxnOps: flags["max-txn-ops"],
       quotaBackendBytes: quota === 0 ? DEFAULT_QUOTA_BYTES : quota,
       maxConcurrentStreams: maxStreams >= UNLIMITED_STREAMS ? undefined : maxStreams,

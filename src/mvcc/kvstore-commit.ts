@@ -57,7 +57,7 @@ export const afterDurable = <A>(s: KvStore, ticket: WriteTicket, rev: number, re
     let exit: Exit.Exit<A, EtcdError>
     if (error !== undefined) {
       s.logError("mvcc: backend write failed; store stopped", error)
-      exit = Exit.fail(s.fail())
+      exit = Exit.fail(s.backendFailed(error))
     } else {
       const e = rev > 0 ? commitNow(s, rev) : undefined
       exit = e === undefined ? Exit.succeed(result) : Exit.die(e.defect)

@@ -5,7 +5,8 @@
  * are still in flight. Plain synchronous code, answered as an Exit (a Range never waits).
  */
 import { Exit } from "effect"
-import { EtcdError } from "../errors.js"
+import type { EtcdError } from "../errors.js"
+import { readError } from "./corrupt-read.js"
 import { applyRange, applyTxnOps, prepareTxn } from "./apply.js"
 import { keyString } from "./key-string.js"
 import { type Event, EventType, type KeyValue, tombstoneKv } from "./key-value.js"
@@ -22,8 +23,8 @@ export const rangeNow = (s: KvStore, req: RangeRequest): Exit.Exit<RangeResponse
   try {
     return Exit.succeed(applyRange(new TxnRead(s, s.committedRev, s.compactMainRev), req))
   } catch (e) {
-    if (e instanceof EtcdError) return Exit.fail(e)
-    return Exit.die(e)
+    const error = readError(e, s.logError)
+    return error === undefined ? Exit.die(e) : Exit.fail(error)
   }
 }
 
@@ -36,8 +37,8 @@ export const readonlyTxnNow = (s: KvStore, req: TxnRequest): Exit.Exit<TxnRespon
     const { succeeded, responses } = applyTxnOps(view, req, path)
     return Exit.succeed({ header: { revision: view.rev() }, succeeded, responses })
   } catch (e) {
-    if (e instanceof EtcdError) return Exit.fail(e)
-    return Exit.die(e)
+    const error = readError(e, s.logError)
+    return error === undefined ? Exit.die(e) : Exit.fail(error)
   }
 }
 

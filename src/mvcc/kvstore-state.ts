@@ -6,7 +6,7 @@
  * (kvstore-commit.ts), compaction (kvstore-compaction.ts), the lessor's hooks (kvstore-lease.ts) —
  * so a put or a range reads fields rather than closures.
  */
-import type { BackendShape } from "../backend/backend.js"
+import { type BackendError, type BackendShape, isNoSpace } from "../backend/backend.js"
 import { type EtcdError, Errors } from "../errors.js"
 import type { Event } from "./key-value.js"
 import type { CommitListener, LeaseAttachments } from "./kv.js"
@@ -48,6 +48,23 @@ export class KvStore implements StoreCore {
     /** logs on the store layer's runtime (the write fast path has no fiber of its own) */
     readonly logError: (message: string, cause: unknown) => void
   ) {}
+
+  /**
+   * Told once when the backend fails under the store (a WAL write or fdatasync, an LMDB commit):
+   * the member cannot go on (kvstore.ts reports it to `Fatal`, so `serve` exits 1 with that line).
+   */
+  onBackendFailure: (message: string) => void = () => {}
+
+  /**
+   * The backend failed a staged batch: the store stops, the member is told; the request fails
+   * with NOSPACE when the disk was full (as etcd refuses a write past its space), else "server stopped".
+   */
+  backendFailed(error: BackendError): EtcdError {
+    const first = this.stopped === undefined
+    const stopped = this.fail()
+    if (first) this.onBackendFailure(error.message)
+    return isNoSpace(error) ? Errors.noSpace() : stopped
+  }
 
   /** A backend failure is fatal: later requests fail rather than serve state the disk lacks. */
   fail(): EtcdError {

@@ -11,6 +11,7 @@ import { BackendError, type WriteOp, type WriteTicket } from "../backend/backend
 import { EtcdError, Errors } from "../errors.js"
 import { applyDeleteRange, applyPut, applyTxnOps, isTxnReadonly, prepareTxn } from "./apply.js"
 import type { DeleteRangeRequest, DeleteRangeResponse, PutRequest, PutResponse, TxnRequest, TxnResponse } from "./kv.js"
+import { readError } from "./corrupt-read.js"
 import { afterDurable } from "./kvstore-commit.js"
 import { readonlyTxnNow } from "./kvstore-read.js"
 import type { KvStore } from "./kvstore-state.js"
@@ -84,8 +85,8 @@ export const writeNow = <A>(
     result = f(txn)
   } catch (e) {
     txn.abort()
-    if (e instanceof EtcdError) return Exit.fail(e)
-    return Exit.die(e)
+    const error = readError(e, s.logError)
+    return error === undefined ? Exit.die(e) : Exit.fail(error)
   }
   if (txn.changeCount() > 0) return stage(s, txn, result, extra)
   if (extra !== undefined && extra.length > 0) {

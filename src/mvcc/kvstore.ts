@@ -21,6 +21,8 @@
 import { Context, Effect, Layer, Runtime, type Scope } from "effect"
 import { Backend, type BackendShape } from "../backend/backend.js"
 import { MvccStore, type MvccStoreShape } from "./kv.js"
+import { describeCorrupt } from "./corrupt-read.js"
+import { Fatal, LoopDied } from "./fatal.js"
 import { makeCompactor } from "./kvstore-compaction.js"
 import { attachLessor, deleteKeys, keysWithLease } from "./kvstore-lease.js"
 import { eventsBetween, getAt, rangeNow } from "./kvstore-read.js"
@@ -81,8 +83,15 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
         runFork(Effect.logError(message, cause))
       }
     )
+    const fatal = yield* Fatal
+    s.onBackendFailure = (message) => {
+      runFork(fatal.loopDied(new LoopDied({ loop: "backend", message })))
+    }
     const marks = yield* Effect.try({
-      try: () => restore(s),
+      try: () =>
+        restore(s, (e) =>
+          s.logError(`mvcc: restore: ${describeCorrupt(e)}; reads of it fail, nothing is served`, e.message)
+        ),
       catch: (e) =>
         new RecoveryError({
           reason: "IndexRebuild",

@@ -7,7 +7,8 @@
  * - GET: every alarm of that type (NONE: all);
  * - ACTIVATE: raise it; answered with the alarm when it is new, nothing when it was up already;
  * - DEACTIVATE: clear it; answered with the alarm when it was up, nothing otherwise.
- * While NOSPACE is up, writes are refused (quota.ts, etcd's applierV3Capped).
+ * While NOSPACE is up, writes are refused (quota.ts, etcd's applierV3Capped); while CORRUPT is up,
+ * every write (corrupt-check.ts, etcd's applierV3Corrupt).
  */
 import { Effect, Either, Schema } from "effect"
 import type { BackendError, BackendShape } from "../backend/backend.js"
@@ -42,6 +43,8 @@ export interface Alarms {
   readonly deactivate: (memberID: string, type: number) => Effect.Effect<AlarmMember | undefined, BackendError>
   /** NOSPACE is up (for any member): writes are refused. Plain: read on every write call. */
   readonly noSpace: () => boolean
+  /** CORRUPT is up (for any member): writes are refused. Plain, as `noSpace`. */
+  readonly corrupt: () => boolean
 }
 
 /** the alarms record as stored: a JSON array of { memberID, alarm } */
@@ -71,10 +74,12 @@ export const makeAlarms = (backend: BackendShape): Effect.Effect<Alarms, Recover
 const alarmsFrom = (backend: BackendShape, loaded: Array<AlarmMember>): Alarms => {
   let alarms = loaded
   let noSpace = alarms.some((a) => a.alarm === AlarmType.NOSPACE)
+  let corrupt = alarms.some((a) => a.alarm === AlarmType.CORRUPT)
   const save = (next: Array<AlarmMember>) =>
     Effect.suspend(() => {
       alarms = next
       noSpace = next.some((a) => a.alarm === AlarmType.NOSPACE)
+      corrupt = next.some((a) => a.alarm === AlarmType.CORRUPT)
       return backend.write([
         { bucket: "meta", key: ALARMS_KEY, value: new Uint8Array(Buffer.from(JSON.stringify(next))) }
       ])
@@ -94,6 +99,7 @@ const alarmsFrom = (backend: BackendShape, loaded: Array<AlarmMember>): Alarms =
         if (m === undefined) return Effect.succeed(undefined)
         return Effect.as(save(alarms.filter((a) => a !== m)), m)
       }),
-    noSpace: () => noSpace
+    noSpace: () => noSpace,
+    corrupt: () => corrupt
   }
 }

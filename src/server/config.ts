@@ -71,6 +71,16 @@ export interface ServerConfig {
    * (the lean transport, src/server/transport/). Slowloris peers are closed after it.
    */
   readonly h2HandshakeTimeout: Duration.DurationInput
+  /**
+   * --experimental-initial-corrupt-check (3.6: --feature-gates=InitialCorruptCheck=true): at start,
+   * check every stored record's checksum before serving (src/server/corrupt-check.ts)
+   */
+  readonly initialCorruptCheck: boolean
+  /**
+   * --experimental-corrupt-check-time (3.6: --corrupt-check-time): check every stored record at
+   * this period; zero (the default): never
+   */
+  readonly corruptCheckTime: Duration.Duration
 }
 
 export type GrpcTransportName = "lean" | "grpc-js"
@@ -118,7 +128,9 @@ export const defaultServerConfig: ServerConfig = {
   authTokenTtl: 300,
   bcryptCost: 10,
   grpcTransport: defaultGrpcTransport(),
-  h2HandshakeTimeout: Duration.seconds(10)
+  h2HandshakeTimeout: Duration.seconds(10),
+  initialCorruptCheck: false,
+  corruptCheckTime: Duration.zero
 }
 
 const UNITS: Record<string, number> = {

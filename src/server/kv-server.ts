@@ -9,12 +9,15 @@
  * Without auth, Range answers a plain Exit, and Put, DeleteRange and Txn whose quota check passes
  * at once go through the store's write fast path (`putNow`…: an Exit or a PendingWrite the runner
  * answers from the durability callback, grpc-bridge.ts); auth, a quota refusal and the NOSPACE
- * alarm's activation keep the Effect path.
+ * alarm's activation keep the Effect path. Under the CORRUPT alarm (`corrupt`, corrupt-check.ts)
+ * Put, DeleteRange, a writing Txn and Compact fail with "etcdserver: corrupt cluster"; a Range or a
+ * read-only Txn that meets a corrupt record fails so too and raises the alarm.
  */
 import { Effect, Exit } from "effect"
 import type { EtcdError } from "../errors.js"
 import type { LessorShape } from "../lease/lessor.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
+import { isTxnReadonly } from "../mvcc/apply.js"
 import { DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
 import { mapResult } from "../mvcc/pending-write.js"
 import {
@@ -25,6 +28,7 @@ import {
 } from "../mvcc/request-checks.js"
 import type { KVServer } from "../proto/services.js"
 import { type AuthGuard, authInfoGrpc, check, needsAuth } from "./auth-guard.js"
+import type { CorruptGuard } from "./corrupt-check.js"
 import type { CallRunner } from "./grpc-bridge.js"
 import type { MakeHeader } from "./header.js"
 import { costPut, costTxn, type Quota } from "./quota.js"
@@ -52,8 +56,10 @@ export const makeKvService = (
   guard: AuthGuard,
   lessor: LessorShape,
   quota?: Quota,
-  maxTxnOps = DEFAULT_MAX_TXN_OPS
+  maxTxnOps = DEFAULT_MAX_TXN_OPS,
+  corrupt?: CorruptGuard
 ): KVServer => {
+  const refused = (): boolean => corrupt !== undefined && corrupt.up()
   const auth = guard.store
   const quotaFirst = <A>(cost: number, eff: Effect.Effect<A, EtcdError>): Effect.Effect<A, EtcdError> =>
     quota === undefined ? eff : Effect.zipRight(quota.check(cost), eff)
@@ -64,9 +70,14 @@ export const makeKvService = (
     Range: runner.unary("Range", (req, call) => {
       const r = rangeRequest(req)
       // the fast path's plain Exit: no Effect to run (grpc-bridge.ts)
-      if (!needsAuth(guard, call)) return Exit.map(store.rangeNow(r), (res) => rangeResponse(header, res))
+      if (!needsAuth(guard, call)) {
+        const exit = Exit.map(store.rangeNow(r), (res) => rangeResponse(header, res))
+        return corrupt === undefined || Exit.isSuccess(exit) ? exit : corrupt.watch(exit)
+      }
       const run = Effect.map(
-        Effect.suspend(() => store.range(r)),
+        Effect.suspend(() =>
+          corrupt === undefined ? store.range(r) : Effect.flatMap(Effect.exit(store.range(r)), corrupt.watch)
+        ),
         (res) => rangeResponse(header, res)
       )
       return Effect.zipRight(invalid(checkRangeRequest(r)), authInfoGrpc(guard, call)).pipe(
@@ -76,6 +87,7 @@ export const makeKvService = (
     }),
     Put: runner.unary("Put", (req, call) => {
       const r = putRequest(req)
+      if (refused()) return corrupt!.refuse()
       // the write fast path: staged now, answered from the store's durability callback (no fiber)
       if (fast(call, costPut(req))) return mapResult(store.putNow(r), (res) => putResponse(header, res))
       const run = Effect.map(
@@ -93,6 +105,7 @@ export const makeKvService = (
     }),
     DeleteRange: runner.unary("DeleteRange", (req, call) => {
       const r = deleteRangeRequest(req)
+      if (refused()) return corrupt!.refuse()
       if (fast(call, undefined)) return mapResult(store.deleteRangeNow(r), (res) => deleteRangeResponse(header, res))
       const run = Effect.map(
         Effect.suspend(() => store.deleteRange(r)),
@@ -106,9 +119,15 @@ export const makeKvService = (
     }),
     Txn: runner.unary("Txn", (req, call) => {
       const r = txnRequest(req)
-      if (fast(call, costTxn(req))) return mapResult(store.txnNow(r), (res) => txnResponse(header, res))
+      if (corrupt !== undefined && corrupt.up() && !isTxnReadonly(r)) return corrupt.refuse()
+      if (fast(call, costTxn(req))) {
+        const res = mapResult(store.txnNow(r), (res) => txnResponse(header, res))
+        return corrupt === undefined || !Exit.isExit(res) || Exit.isSuccess(res) ? res : corrupt.watch(res)
+      }
       const run = Effect.map(
-        Effect.suspend(() => store.txn(r)),
+        Effect.suspend(() =>
+          corrupt === undefined ? store.txn(r) : Effect.flatMap(Effect.exit(store.txn(r)), corrupt.watch)
+        ),
         (res) => txnResponse(header, res)
       )
       if (!needsAuth(guard, call)) return quotaFirst(costTxn(req), run)
@@ -122,6 +141,7 @@ export const makeKvService = (
     }),
     // physical: the store waits until the superseded revisions are gone from the backend
     Compact: runner.unary("Compact", (req, call) => {
+      if (refused()) return corrupt!.refuse()
       const run = Effect.map(
         Effect.suspend(() => store.compact(toNumber(req.revision), req.physical)),
         (r) => ({ header: header(r.header.revision) })

@@ -22,16 +22,20 @@ import { EtcdError, GrpcCode } from "../errors.js"
 import { AuthErrors } from "../auth/errors.js"
 import { type AuthGuard, authInfoGrpc, needsAuth } from "./auth-guard.js"
 import { checkLeasePuts } from "./kv-auth.js"
+import type { CorruptGuard } from "./corrupt-check.js"
 
-/** `quota`: the space quota LeaseGrant is checked against (quota.ts). */
+/** `quota`: the space quota LeaseGrant is checked against (quota.ts); `corrupt`: the CORRUPT alarm's refusals (corrupt-check.ts). */
 export const makeLeaseService = (
   runner: CallRunner,
   lessor: LessorShape,
   header: MakeHeader,
   guard: AuthGuard,
-  quota?: Quota
+  quota?: Quota,
+  corrupt?: CorruptGuard
 ): LeaseServer => ({
   LeaseGrant: runner.unary("LeaseGrant", (req, call) => {
+    // etcd's applierV3Corrupt refuses LeaseGrant and LeaseRevoke under CORRUPT
+    if (corrupt?.up() === true) return corrupt.refuse()
     const run = Effect.suspend(() => {
       const id = toBigInt(req.ID)
       return lessor.grant(id === 0n ? { ttl: toNumber(req.TTL) } : { id, ttl: toNumber(req.TTL) })
@@ -42,6 +46,7 @@ export const makeLeaseService = (
   }),
 
   LeaseRevoke: runner.unary("LeaseRevoke", (req, call) => {
+    if (corrupt?.up() === true) return corrupt.refuse()
     const run = Effect.suspend(() => lessor.revoke(toBigInt(req.ID))).pipe(
       Effect.map((r) => ({ header: header(r.header.revision) }))
     )

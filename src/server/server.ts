@@ -19,6 +19,7 @@
 import * as grpc from "@grpc/grpc-js"
 import { Context, Duration, Effect, Layer } from "effect"
 import { Backend, type BackendError } from "../backend/backend.js"
+import { faultyWalIo, WAL_FAULT_ENV, walFaultFromEnv } from "../backend/fault-io.js"
 import { layerLmdb } from "../backend/lmdb.js"
 import { layerMemory } from "../backend/memory.js"
 import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
@@ -63,6 +64,7 @@ import { setupClientTls } from "./client-tls.js"
 import { makeGrpcTransport } from "./transport/grpc-transport.js"
 import { alarmName, makeAlarms } from "./alarms.js"
 import { makeQuota } from "./quota.js"
+import { initialCheck, makeCorruptGuard, periodicCheck } from "./corrupt-check.js"
 import { refuseMalformed, withUnmarshalChecks } from "./unmarshal-check.js"
 import { withKvWire } from "./kv-wire.js"
 
@@ -152,8 +154,16 @@ export const layerServer = (
         config.quotaBackendBytes > 0 ? config.quotaBackendBytes : DEFAULT_QUOTA_BYTES,
         identity.memberId
       )
+      if (config.dataDir !== undefined && walFaultFromEnv() !== undefined) {
+        yield* Effect.logWarning(`${WAL_FAULT_ENV} is set: the write-ahead log fails on purpose (tests only)`)
+      }
+      const corrupt = makeCorruptGuard(alarms, identity.memberId)
+      yield* initialCheck(backend, corrupt, config.initialCorruptCheck)
+      if (Duration.greaterThan(config.corruptCheckTime, Duration.zero)) {
+        yield* Effect.forkScoped(periodicCheck(backend, corrupt, config.corruptCheckTime))
+      }
       const services: Record<ServiceName, Record<string, unknown>> = {
-        KV: makeKvService(runner, store, header, guard, lessor, quota, config.maxTxnOps),
+        KV: makeKvService(runner, store, header, guard, lessor, quota, config.maxTxnOps, corrupt),
         Watch: makeWatchService(runner, {
           watchable,
           store,
@@ -161,7 +171,7 @@ export const layerServer = (
           config: { maxRequestBytes: config.maxRequestBytes, progressNotifyInterval: config.progressNotifyInterval },
           guard
         }),
-        Lease: makeLeaseService(runner, lessor, header, guard, quota),
+        Lease: makeLeaseService(runner, lessor, header, guard, quota, corrupt),
         Maintenance: makeMaintenanceService(runner, store, backend, member, header, alarms, guard),
         Cluster: makeClusterService(runner, member, header),
         Auth: makeAuthService(runner, guard, header, store.rev)
@@ -301,7 +311,11 @@ export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeErr
 
 /** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor, auth. */
 const memberServices = (config: ServerConfig) => {
-  const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
+  const fault = walFaultFromEnv()
+  const backend =
+    config.dataDir === undefined
+      ? layerMemory
+      : layerLmdb({ dataDir: config.dataDir, ...(fault === undefined ? {} : { walIo: faultyWalIo(fault) }) })
   const store = kvStoreLayer.pipe(
     Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps }))
   )

@@ -134,7 +134,7 @@ describe("data dir", () => {
       const layout = yield* Effect.scoped(openDataDir(dir))
       expect(layout.fresh).toBe(false)
       expect(fs.readFileSync(path.join(dir, "member", MARKER_FILE), "utf8")).toBe(MARKER_CONTENT)
-      expect(MARKER_CONTENT).toBe("etcd-effect data dir, layout 2\n")
+      expect(MARKER_CONTENT).toBe("etcd-effect data dir, layout 3\n")
       expect(fs.statSync(layout.walDir).isDirectory()).toBe(true)
       const value = yield* Effect.scoped(
         Effect.map(makeLmdbBackend({ dataDir: dir }), ({ backend }) =>

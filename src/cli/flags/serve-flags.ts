@@ -100,6 +100,14 @@ export const serveFlags = {
     default: "10m",
     description: "Watch progress notify period (>= 100ms)."
   }),
+  "experimental-initial-corrupt-check": bool({
+    description: "Check every stored record's checksum at start (3.6: --feature-gates=InitialCorruptCheck=true)."
+  }),
+  "experimental-corrupt-check-time": duration({
+    default: "0s",
+    description: "Period of the check of every stored record; 0 is off."
+  }),
+  "corrupt-check-time": duration({ default: "0s", description: "etcd 3.6's --experimental-corrupt-check-time." }),
   "cert-file": string({ description: "Path to the client server TLS cert file." }),
   "key-file": string({ description: "Path to the client server TLS key file." }),
   "trusted-ca-file": string({ description: "Client certificates must chain to this CA bundle." }),
