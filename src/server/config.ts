@@ -71,6 +71,12 @@ export interface ServerConfig {
    * (the lean transport, src/server/transport/). Slowloris peers are closed after it.
    */
   readonly h2HandshakeTimeout: Duration.DurationInput
+  /**
+   * --experimental-enable-distributed-tracing: a span per unary RPC (`etcdserverpb.KV/Put`, …),
+   * child of the caller's W3C `traceparent`, on the tracer of the server's runtime (an OTLP
+   * exporter: src/tracing/). Off, the RPC entry points are exactly as without tracing.
+   */
+  readonly distributedTracing: boolean
 }
 
 export type GrpcTransportName = "lean" | "grpc-js"
@@ -118,7 +124,8 @@ export const defaultServerConfig: ServerConfig = {
   authTokenTtl: 300,
   bcryptCost: 10,
   grpcTransport: defaultGrpcTransport(),
-  h2HandshakeTimeout: Duration.seconds(10)
+  h2HandshakeTimeout: Duration.seconds(10),
+  distributedTracing: false
 }
 
 const UNITS: Record<string, number> = {
