@@ -9,6 +9,8 @@
  * - `Server`: the etcd-compatible gRPC server (`Server.serve`, `Server.layer`)
  * - `Client`: the Effect-native etcd client (`Client.EtcdClient`)
  * - `Kubernetes`: the apiserver's storage (etcd3 and etcd2), watch cache and list/watch API
+ * - `Tracing`: OTLP export of the client's, the server's and the apiserver's spans
+ * - `Testing`: Layers for tests (@effect/vitest): an in-memory server with a client, an apiserver
  *
  * Two subpaths hold what most programs do not need: `etcd-effect/proto` (the etcd v3 protos as
  * loaded for grpc-js, their generated message types; src/proto/index.ts) and `etcd-effect/bench`
@@ -23,4 +25,6 @@ export * as Lease from "./lease/index.js"
 export * as Mvcc from "./mvcc/index.js"
 export * as Server from "./server/index.js"
 export * as Kubernetes from "./kubernetes/index.js"
+export * as Testing from "./testing/index.js"
+export * as Tracing from "./tracing/index.js"
 export * as Watch from "./watch/index.js"

@@ -24,6 +24,9 @@ export const runApiserver = (p: ParsedRun): Effect.Effect<void, unknown> => {
   return Effect.gen(function* () {
     const { serve } = yield* Effect.promise(() => import("../kubernetes/apiserver/server.js"))
     const { silenceGrpcLogs } = yield* Effect.promise(() => import("../server/grpc-logs.js"))
+    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set (kube-apiserver's tracing configuration)
+    const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
+    const tracing = otlpTracesUrl(process.env) !== undefined
     if (flags["log-level"] !== "debug") silenceGrpcLogs()
     const etcdServers = flags["etcd-servers"].map((s) => s.trim()).filter((s) => s !== "")
     const running = yield* serve({
@@ -41,8 +44,9 @@ export const runApiserver = (p: ParsedRun): Effect.Effect<void, unknown> => {
       bindAddress: flags["bind-address"],
       port: flags.port,
       tlsCertFile: orNone(flags["tls-cert-file"]),
-      tlsPrivateKeyFile: orNone(flags["tls-private-key-file"])
-    })
+      tlsPrivateKeyFile: orNone(flags["tls-private-key-file"]),
+      tracing
+    }).pipe(Effect.provide(layerFromEnv("apiserver")))
     yield* Console.log(`etcd-effect apiserver: serving on ${running.url}`)
     const endpoints = running.etcdEndpoints.join(",")
     yield* Console.log(

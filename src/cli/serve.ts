@@ -129,7 +129,10 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
     if (flags["experimental-corrupt-check-time"] < 0 || flags["corrupt-check-time"] < 0) {
       return yield* badConfig("--corrupt-check-time must not be negative")
     }
+    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set (etcd's --experimental-enable-distributed-tracing)
+    const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
     const member = serverLayer({
+      distributedTracing: otlpTracesUrl(process.env) !== undefined,
       tls,
       initialCorruptCheck: flags["experimental-initial-corrupt-check"],
       corruptCheckTime: Duration.millis(checkTime),
@@ -154,7 +157,7 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
       bcryptCost: flags["bcrypt-cost"]
     })
     // a background loop that dies (watch sync, victims, lease expiry, compaction) fails the member
-    return yield* failOnFatal(Layer.launch(member))
+    return yield* failOnFatal(Layer.launch(member).pipe(Effect.provide(layerFromEnv("etcd"))))
   }).pipe(
     // our logger only (the runtime may have added a pretty one): logfmt lines on stderr
     Effect.locally(FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger))),

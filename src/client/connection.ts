@@ -7,7 +7,7 @@
  * the call.
  */
 import * as grpc from "@grpc/grpc-js"
-import { Context, Duration, Effect, Layer, type Scope } from "effect"
+import { Context, Duration, Effect, Layer, type Scope, type Tracer } from "effect"
 import { lookup } from "node:dns/promises"
 import { isIP } from "node:net"
 import { EtcdError, GrpcCode } from "../errors.js"
@@ -19,6 +19,9 @@ export { parseEndpoint } from "./endpoint.js"
 
 export interface UnaryMethod<Req, Res> {
   readonly path: string
+  /** the call's span name, as OpenTelemetry names RPCs: `etcdserverpb.KV/Range` */
+  readonly spanName: string
+  readonly attributes: Readonly<Record<string, string>>
   readonly serialize: (value: Req) => Buffer
   readonly deserialize: (bytes: Buffer) => Res
 }
@@ -30,6 +33,8 @@ export const unaryMethod = <Req, Res>(service: string, method: string): UnaryMet
   if (m === undefined) throw new Error(`etcd-effect: no method etcdserverpb.${service}/${method}`)
   return {
     path: m.path,
+    spanName: `etcdserverpb.${service}/${method}`,
+    attributes: { "rpc.system": "grpc", "rpc.service": `etcdserverpb.${service}`, "rpc.method": method },
     serialize: m.requestSerialize as (value: Req) => Buffer,
     deserialize: m.responseDeserialize as (bytes: Buffer) => Res
   }
@@ -47,6 +52,9 @@ export interface ClientConnectionShape {
   /** the per-call deadline for unary calls, if configured */
   readonly requestTimeout: Duration.Duration | undefined
 }
+
+/** W3C trace context of `span`, the header gRPC metadata carries it in (otelgrpc's propagation) */
+const traceparent = (span: Tracer.Span): string => `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
 
 /** A gRPC status as etcd reports it: the status code and its description, verbatim. */
 export const fromServiceError = (error: unknown): EtcdError => {
@@ -208,7 +216,7 @@ export const makeConnection = (
     })
     yield* authenticate
 
-    const unary = <Req, Res>(
+    const retried = <Req, Res>(
       method: UnaryMethod<Req, Res>,
       request: Req,
       extra?: Readonly<Record<string, string>>
@@ -222,6 +230,18 @@ export const makeConnection = (
               () => Effect.zipRight(authenticate, call(method, request, extra))
             )
           )
+
+    /** each call a client span (`etcdserverpb.KV/Put`), passed on to the server as `traceparent` */
+    const unary = <Req, Res>(
+      method: UnaryMethod<Req, Res>,
+      request: Req,
+      extra?: Readonly<Record<string, string>>
+    ): Effect.Effect<Res, EtcdError> =>
+      Effect.useSpan(
+        method.spanName,
+        { kind: "client", captureStackTrace: false, attributes: method.attributes },
+        (span) => retried(method, request, { ...extra, traceparent: traceparent(span) })
+      )
 
     return { client, metadata, unary, requestTimeout } satisfies ClientConnectionShape
   })

@@ -81,6 +81,12 @@ export interface ServerConfig {
    * this period; zero (the default): never
    */
   readonly corruptCheckTime: Duration.Duration
+  /**
+   * --experimental-enable-distributed-tracing: a span per unary RPC (`etcdserverpb.KV/Put`, …),
+   * child of the caller's W3C `traceparent`, on the tracer of the server's runtime (an OTLP
+   * exporter: src/tracing/). Off, the RPC entry points are exactly as without tracing.
+   */
+  readonly distributedTracing: boolean
 }
 
 export type GrpcTransportName = "lean" | "grpc-js"
@@ -130,7 +136,8 @@ export const defaultServerConfig: ServerConfig = {
   grpcTransport: defaultGrpcTransport(),
   h2HandshakeTimeout: Duration.seconds(10),
   initialCorruptCheck: false,
-  corruptCheckTime: Duration.zero
+  corruptCheckTime: Duration.zero,
+  distributedTracing: false
 }
 
 const UNITS: Record<string, number> = {

@@ -26,6 +26,7 @@ import type * as grpc from "@grpc/grpc-js"
 import { Cause, Duration, Effect, Exit, FiberId, FiberSet, type Fiber, Option, Runtime, type Scope } from "effect"
 import { EtcdError, Errors, GrpcCode } from "../errors.js"
 import { PendingWrite } from "../mvcc/pending-write.js"
+import { type RpcTracing, tracedUnary } from "./rpc-span.js"
 import { MalformedRequest } from "./unmarshal-check.js"
 
 /** What a failed call ends with: grpc-js' status object shape. */
@@ -148,7 +149,11 @@ export interface CallRunner {
   readonly inFlight: () => { readonly unary: number; readonly streams: number }
 }
 
-export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Effect<CallRunner, never, Scope.Scope> =>
+export const makeCallRunner = (
+  metrics: CallMetrics = noCallMetrics,
+  /** a server span per unary call (rpc-span.ts); undefined (off): handlers are not wrapped */
+  tracing?: RpcTracing | undefined
+): Effect.Effect<CallRunner, never, Scope.Scope> =>
   Effect.gen(function* () {
     const unarySet = yield* FiberSet.make<unknown, unknown>()
     const streamSet = yield* FiberSet.make<unknown, unknown>()
@@ -211,6 +216,11 @@ export const makeCallRunner = (metrics: CallMetrics = noCallMetrics): Effect.Eff
      * deadline) are the same either way.
      */
     const unary: CallRunner["unary"] = (method, f) => {
+      const handler = untracedUnary(method, f)
+      return tracing === undefined ? handler : tracedUnary(tracing, method, handler)
+    }
+
+    const untracedUnary: CallRunner["unary"] = (method, f) => {
       const m = metrics.method(method)
       return (call, callback) => {
         m.onStart()

@@ -135,7 +135,10 @@ export const layerServer = (
       const header = makeHeader(identity)
 
       const grpcMetrics = new GrpcServerMetrics()
-      const runner = yield* makeCallRunner(grpcMetrics)
+      const tracing = config.distributedTracing
+        ? { tracer: yield* Effect.tracer, clock: yield* Effect.clock }
+        : undefined
+      const runner = yield* makeCallRunner(grpcMetrics, tracing)
       // etcd: MaxRecvMsgSize = MaxRequestBytes + grpcOverheadBytes; MaxSendMsgSize unlimited
       const server = makeGrpcTransport(config, config.maxRequestBytes + GRPC_OVERHEAD_BYTES)
       yield* Effect.addFinalizer(() => server.close(Duration.seconds(1)))

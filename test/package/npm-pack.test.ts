@@ -77,6 +77,7 @@ describe("the npm package, installed from its tarball", () => {
   let app: string
   let files: Array<string>
   let server: ChildProcess | undefined
+  let newestEffect3: string
 
   beforeAll(async () => {
     await ensureBuilt()
@@ -89,10 +90,21 @@ describe("the npm package, installed from its tarball", () => {
     app = path.join(dir, "app")
     fs.mkdirSync(app)
     fs.writeFileSync(path.join(app, "package.json"), JSON.stringify({ name: "app", private: true, type: "module" }))
-    // @types/node: what any TypeScript program on Node has beside the package
+    // as README says: the package with the newest effect 3.x (a peer: one copy of effect), and
+    // @types/node, what any TypeScript program on Node has beside the package
+    newestEffect3 = (await sh("npm", ["view", "effect@3", "version", "--json"], app)).trim()
+    newestEffect3 = [JSON.parse(newestEffect3)].flat().at(-1) as string
     await sh(
       "npm",
-      ["install", "--no-audit", "--no-fund", "--no-package-lock", path.join(dir, packed[0].filename), "@types/node@20"],
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--no-package-lock",
+        path.join(dir, packed[0].filename),
+        "effect@3",
+        "@types/node@20"
+      ],
       app
     )
   }, 240_000)
@@ -124,6 +136,33 @@ describe("the npm package, installed from its tarball", () => {
     const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules/etcd-effect/package.json"), "utf8"))
     expect(manifest.engines.node).toBeDefined()
     expect(manifest.license).toBe("Apache-2.0")
+  })
+
+  it("effect and @effect/* are peers: with the newest effect 3.x installed beside it, one copy of each", () => {
+    const manifest = JSON.parse(fs.readFileSync(path.join(app, "node_modules/etcd-effect/package.json"), "utf8"))
+    const peers = Object.keys(manifest.peerDependencies ?? {})
+    expect(peers).toEqual(expect.arrayContaining(["effect", "@effect/platform", "@effect/platform-node"]))
+    for (const name of peers) {
+      expect(manifest.dependencies?.[name], name).toBeUndefined()
+      expect(manifest.peerDependencies[name], name).toMatch(/^\^/)
+    }
+    expect(JSON.parse(fs.readFileSync(path.join(app, "node_modules/effect/package.json"), "utf8")).version).toBe(
+      newestEffect3
+    )
+    // no nested copy anywhere under node_modules
+    const copies: Array<string> = []
+    const walk = (d: string): void => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        if (!e.isDirectory()) continue
+        const p = path.join(d, e.name)
+        if (e.name === "node_modules") {
+          if (fs.existsSync(path.join(p, "effect/package.json"))) copies.push(path.join(p, "effect"))
+          walk(p)
+        } else if (d.endsWith("node_modules") || path.basename(d).startsWith("@")) walk(p)
+      }
+    }
+    walk(app)
+    expect(copies).toEqual([path.join(app, "node_modules/effect")])
   })
 
   it("the load generator and the protos are subpaths (etcd-effect/bench, etcd-effect/proto), not in the root export", async () => {

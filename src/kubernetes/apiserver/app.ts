@@ -29,6 +29,7 @@ import { requestInfo, type ResourceRequest } from "./request-info.js"
 import { apiVersionOf, type ResourceInfo, verbsOf } from "./resources.js"
 import { json, notFoundResource, statusResponse } from "./response.js"
 import type { NamespaceLifecycle } from "./write/admission.js"
+import { withVerbSpan } from "./verb-span.js"
 import { Warnings } from "./write/warnings.js"
 import type { ShutdownSignal } from "./graceful-shutdown.js"
 
@@ -43,6 +44,8 @@ export interface AppContext {
   readonly lifecycle: NamespaceLifecycle
   /** the apiserver's shutdown: /readyz fails and watches end once it begins */
   readonly shutdown: ShutdownSignal
+  /** a span per verb (verb-span.ts); off: none is made */
+  readonly tracing?: boolean | undefined
 }
 
 const TEXT = "text/plain; charset=utf-8"
@@ -209,7 +212,8 @@ const resource = (
       lifecycle: ctx.lifecycle,
       warnings
     })
-    const res = yield* dispatch(s, r, () => ctx.metrics.longrunningCell(labels), ctx.shutdown).pipe(
+    const handled = dispatch(s, r, () => ctx.metrics.longrunningCell(labels), ctx.shutdown)
+    const res = yield* (ctx.tracing === true ? withVerbSpan(handled, req, r) : handled).pipe(
       Effect.tapError((e) => Effect.sync(() => ctx.metrics.request(labels, statusOf(e), dryRun)))
     )
     ctx.metrics.request(labels, res.status, dryRun)

@@ -41,6 +41,11 @@ export interface ApiServerConfig {
    * timeout, 60 s; not a flag)
    */
   readonly shutdownTimeout: Duration.Duration
+  /**
+   * a span per request verb (`create configmaps`, …; kube-apiserver's tracing), child of the
+   * request's `traceparent`, and the embedded etcd's RPC spans; off (default): no span is made
+   */
+  readonly tracing?: boolean | undefined
 }
 
 export const defaultApiServerConfig: ApiServerConfig = {

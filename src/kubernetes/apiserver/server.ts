@@ -93,9 +93,11 @@ export const serve = (
     // etcd: the given servers, or one in this process
     let endpoints = config.etcdServers
     if (endpoints.length === 0) {
-      const member = yield* serveEtcd({ listenClientUrls: ["http://127.0.0.1:0"], dataDir: config.dataDir }).pipe(
-        Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `embedded etcd: ${e.message}` }))
-      )
+      const member = yield* serveEtcd({
+        listenClientUrls: ["http://127.0.0.1:0"],
+        dataDir: config.dataDir,
+        distributedTracing: config.tracing === true
+      }).pipe(Effect.mapError((e) => new ApiServerError({ reason: "Etcd", message: `embedded etcd: ${e.message}` })))
       endpoints = member.endpoints
     }
     const tls = ca !== undefined || cert !== undefined ? { ca, cert, key } : undefined
@@ -186,7 +188,8 @@ export const serve = (
         serverAddress: () => `${hostForUrl}:${port}`,
         ready: Effect.map(Effect.either(crds.readinessCheck), Either.isRight),
         lifecycle,
-        shutdown: shutdown.signal
+        shutdown: shutdown.signal,
+        tracing: config.tracing
       })
     )
     // the scope's first finalizer, so it runs while requests are still handled and the storages open
