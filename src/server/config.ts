@@ -71,6 +71,16 @@ export interface ServerConfig {
    * (the lean transport, src/server/transport/). Slowloris peers are closed after it.
    */
   readonly h2HandshakeTimeout: Duration.DurationInput
+  /** --unsafe-no-fsync: the backend never syncs (a crash may lose acknowledged writes) */
+  readonly unsafeNoFsync: boolean
+  /** --backend-batch-interval: longest wait of a durable batch for its LMDB commit; undefined: 100 ms */
+  readonly backendBatchInterval: Duration.Duration | undefined
+  /** --backend-batch-limit: an LMDB commit starts once this many ops wait; undefined: 10000 */
+  readonly backendBatchLimit: number | undefined
+  /** --experimental-initial-corrupt-check (etcd 3.6: the InitialCorruptCheck feature gate) */
+  readonly initialCorruptCheck: boolean
+  /** --experimental-corrupt-check-time (3.6: --corrupt-check-time); zero: off */
+  readonly corruptCheckTime: Duration.Duration
 }
 
 export type GrpcTransportName = "lean" | "grpc-js"
@@ -118,7 +128,12 @@ export const defaultServerConfig: ServerConfig = {
   authTokenTtl: 300,
   bcryptCost: 10,
   grpcTransport: defaultGrpcTransport(),
-  h2HandshakeTimeout: Duration.seconds(10)
+  h2HandshakeTimeout: Duration.seconds(10),
+  unsafeNoFsync: false,
+  backendBatchInterval: undefined,
+  backendBatchLimit: undefined,
+  initialCorruptCheck: false,
+  corruptCheckTime: Duration.zero
 }
 
 const UNITS: Record<string, number> = {

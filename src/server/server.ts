@@ -301,7 +301,16 @@ export const layerAuth = (config: ServerConfig): Layer.Layer<AuthStore, ServeErr
 
 /** The services a member is made of: backend (LMDB in `dataDir`, or memory), store, watch, lessor, auth. */
 const memberServices = (config: ServerConfig) => {
-  const backend = config.dataDir === undefined ? layerMemory : layerLmdb({ dataDir: config.dataDir })
+  const backend =
+    config.dataDir === undefined
+      ? layerMemory
+      : layerLmdb({
+          dataDir: config.dataDir,
+          unsafeNoFsync: config.unsafeNoFsync,
+          commitIntervalMs:
+            config.backendBatchInterval === undefined ? undefined : Duration.toMillis(config.backendBatchInterval),
+          commitLimitOps: config.backendBatchLimit
+        })
   const store = kvStoreLayer.pipe(
     Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps }))
   )
