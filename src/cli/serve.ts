@@ -29,6 +29,7 @@ import type { ValuesOf } from "./flags/flag.js"
 import type { ParsedRun } from "./flags/parse.js"
 import { serveFlags, UNLIMITED_STREAMS } from "./flags/serve-flags.js"
 import { readConfigFile } from "./serve-config-file.js"
+import { checkPortsFree } from "./serve-port-check.js"
 import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
 import { checkInertFlags, checkRenamedFlags, inertFlagsWarning } from "./serve-etcd-checks.js"
 import { logLevels, openOutputs, serveLogger } from "./serve-logger.js"
@@ -123,6 +124,11 @@ const memberConfig = (flags: ServeFlags, set: ReadonlySet<string>) =>
     for (const name of ["grpc-keepalive-min-time", "grpc-keepalive-interval", "grpc-keepalive-timeout"] as const) {
       if (flags[name] < 0) return yield* badConfig(`--${name} must not be negative`)
     }
+    const busy = yield* checkPortsFree([
+      ...splitUrls(flags["listen-client-urls"]),
+      ...splitUrls(flags["listen-metrics-urls"])
+    ])
+    if (busy !== undefined) return yield* badConfig(busy)
     const inert = inertFlagsWarning(set)
     if (inert !== undefined) yield* Effect.logWarning(inert)
     const config: Partial<ServerConfig> = {
