@@ -124,6 +124,7 @@ const outcome = async (argv: ReadonlyArray<string>, flags: ReadonlyArray<string>
     `--advertise-client-urls=${url}`,
     `--listen-peer-urls=${peerUrl}`,
     `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=default=${peerUrl}`,
     ...flags
   ]
   const child: ChildProcess = spawn(argv[0]!, args, {
@@ -177,7 +178,9 @@ const counts = { started: 0, refused: 0 }
 const agrees = async (etcd: ReadonlyArray<string>, flags: ReadonlyArray<string>) => {
   const theirs = await outcome(etcd, flags)
   const ours = await outcome([process.execPath, CLI, "serve"], flags)
-  expect({ started: ours.started, flags }).toEqual({ started: theirs.started, flags })
+  const said = (o: Outcome) => (o.started ? "" : o.error.slice(-600))
+  expect({ started: ours.started, flags, said: said(ours) }).toMatchObject({ started: theirs.started, flags })
+  expect(ours.started, `etcd: ${said(theirs)}\nours: ${said(ours)}`).toBe(theirs.started)
   if (theirs.started) counts.started++
   else {
     counts.refused++
