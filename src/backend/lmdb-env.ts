@@ -24,16 +24,19 @@ export interface LmdbEnv {
   readonly walDb: Database<Buffer, Uint8Array>
 }
 
-/** Opens (creating when missing) the environment at `dbPath` and its databases; throws as lmdb-js does. */
-export const openEnv = (dbPath: string, pageSize: number | undefined): LmdbEnv => {
+/**
+ * Opens (creating when missing) the environment at `dbPath` and its databases; throws as lmdb-js
+ * does. `noSync` (etcd's --unsafe-no-fsync) skips LMDB's fsyncs: a crash may lose or corrupt data.
+ */
+export const openEnv = (dbPath: string, pageSize: number | undefined, noSync = false): LmdbEnv => {
   const root: RootDatabase<Buffer, Uint8Array> = open({
     path: dbPath,
     noSubdir: true,
     maxDbs: 8,
     // Durability: see the module comment and docs/decisions.md.
     overlappingSync: false,
-    noSync: false,
-    noMetaSync: false,
+    noSync,
+    noMetaSync: noSync,
     useWritemap: false,
     keyEncoding: "binary",
     encoding: "binary",

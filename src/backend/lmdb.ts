@@ -39,7 +39,7 @@ import { readKey, readRange } from "./read-tx.js"
 import { BUCKETS, SnapshotWriter } from "./snapshot-format.js"
 import { awaitBatch } from "./staged-batch.js"
 import { verifyAll } from "./verify.js"
-import { nodeWalIo, type WalIo } from "./wal.js"
+import { nodeWalIo, noFsyncWalIo, type WalIo } from "./wal.js"
 import { replayWal } from "./wal-replay.js"
 
 export type { LmdbStats } from "./lmdb-core.js"
@@ -55,6 +55,8 @@ export interface LmdbOptions {
   readonly commitIntervalMs?: number | undefined
   /** an LMDB transaction starts at once when this many ops wait (default 10000, etcd's batch limit) */
   readonly commitLimitOps?: number | undefined
+  /** etcd's --unsafe-no-fsync: neither the WAL nor LMDB syncs (a crash may lose acknowledged writes) */
+  readonly unsafeNoFsync?: boolean | undefined
   /** internal: force the lock mechanism (tests) */
   readonly lockMode?: LockMode | undefined
   /** internal: the WAL's write and fdatasync (tests make them fail, or skip the sync to prove it matters) */
@@ -84,7 +86,7 @@ export const makeLmdbBackend = (
     const layout = yield* openDataDir(options.dataDir, { lockMode: options.lockMode })
     const env = yield* Effect.acquireRelease(
       Effect.try({
-        try: () => openEnv(layout.dbPath, options.pageSize),
+        try: () => openEnv(layout.dbPath, options.pageSize, options.unsafeNoFsync === true),
         catch: (e) => unreadable(layout.dir, `cannot open ${layout.dbPath}`, e)
       }),
       ({ root }) => Effect.tryPromise(() => root.close()).pipe(Effect.ignore)
@@ -101,7 +103,7 @@ export const makeLmdbBackend = (
     const stats: LmdbStats = { commits: 0, batches: 0, walSyncs: 0, replayed: 0 }
     const { applied, writer } = yield* replayWal(env, layout, stats, {
       segmentBytes: options.walSegmentBytes,
-      io: options.walIo ?? nodeWalIo
+      io: options.walIo ?? (options.unsafeNoFsync === true ? noFsyncWalIo : nodeWalIo)
     })
     const core = new LmdbCore(
       {

@@ -39,6 +39,12 @@ export const nodeWalIo: WalIo = {
   fdatasync: (fd, callback) => fs.fdatasync(fd, callback)
 }
 
+/** etcd's --unsafe-no-fsync: writes without fdatasync */
+export const noFsyncWalIo: WalIo = {
+  writev: nodeWalIo.writev,
+  fdatasync: (_fd, callback) => callback(null)
+}
+
 /** etcd's SegmentSizeBytes. */
 export const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024
 const GROW_MIN = 64 * 1024

@@ -11,7 +11,7 @@
  * Logs are structured (logfmt on stderr); at the default level (info) they say, as etcd's do, that
  * the member is ready and the URLs it serves clients and metrics on.
  */
-import { Duration, Effect, FiberRef, HashSet, Layer, Logger, LogLevel } from "effect"
+import { Console, Duration, Effect, FiberRef, HashSet, Layer, Logger } from "effect"
 // Light modules only (constants and flag parsing): the server itself is imported on use, below.
 import { failOnFatal } from "../mvcc/fatal.js"
 import {
@@ -20,17 +20,21 @@ import {
   MIN_PROGRESS_NOTIFY_INTERVAL,
   parseAutoCompaction,
   parsePeerUrl,
+  type ServerConfig,
   splitUrls
 } from "../server/config.js"
 import { ServeError } from "../server/serve-error.js"
 import { type ClientTlsConfig, parseCipherSuites, parseTlsVersion } from "../server/tls-config.js"
 import type { ValuesOf } from "./flags/flag.js"
 import type { ParsedRun } from "./flags/parse.js"
-import { type serveFlags, UNLIMITED_STREAMS } from "./flags/serve-flags.js"
+import { serveFlags, UNLIMITED_STREAMS } from "./flags/serve-flags.js"
+import { readConfigFile } from "./serve-config-file.js"
+import { checkPortsFree } from "./serve-port-check.js"
+import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
+import { checkInertFlags, checkRenamedFlags, inertFlagsWarning } from "./serve-etcd-checks.js"
+import { logLevels, openOutputs, serveLogger } from "./serve-logger.js"
 
 type ServeFlags = ValuesOf<typeof serveFlags>
-
-const levels = { debug: LogLevel.Debug, info: LogLevel.Info, warn: LogLevel.Warning, error: LogLevel.Error } as const
 
 const badConfig = (message: string) => new ServeError({ reason: "BadConfig", message })
 
@@ -93,26 +97,21 @@ export const checkClusterFlags = (f: ServeFlags): string | undefined => {
   return undefined
 }
 
-/** Runs `serve` with its parsed flags until interrupted. */
-export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
-  const flags = p.values as ServeFlags
-  if (p.args.length > 0) {
-    return badConfig(`${JSON.stringify(p.args[0])} is not a valid flag. See 'etcd-effect serve --help'.`)
-  }
-  return Effect.gen(function* () {
-    // the server (grpc-js, LMDB, …) is loaded on use: the client commands start without it
-    const { layer: serverLayer, silenceGrpcLogs } = yield* Effect.promise(() => import("../server/index.js"))
-    if (flags["log-level"] !== "debug") silenceGrpcLogs()
+/** The member's configuration from checked flags, or etcd's words for the first bad one. */
+const memberConfig = (flags: ServeFlags, set: ReadonlySet<string>) =>
+  Effect.gen(function* () {
     if (flags["max-request-bytes"] <= 0) return yield* badConfig("--max-request-bytes must be positive")
     if (flags["auth-token-ttl"] <= 0) return yield* badConfig("--auth-token-ttl must be positive")
     const autoCompaction = parseAutoCompaction(flags["auto-compaction-mode"], flags["auto-compaction-retention"])
     if (typeof autoCompaction === "string") return yield* badConfig(autoCompaction)
-    const interval = Duration.millis(flags["experimental-watch-progress-notify-interval"])
+    const renamed = checkRenamedFlags(flags, set)
+    if (typeof renamed === "string") return yield* badConfig(renamed)
+    const interval = Duration.millis(renamed.progressNotifyInterval)
     if (Duration.lessThan(interval, MIN_PROGRESS_NOTIFY_INTERVAL)) {
       yield* Effect.logWarning("watch progress notify interval raised to the minimum 100ms")
     }
     const tls = yield* tlsFlags(flags)
-    const cluster = checkClusterFlags(flags)
+    const cluster = checkClusterFlags(flags) ?? checkInertFlags(flags, set)
     if (cluster !== undefined) return yield* badConfig(cluster)
     if (flags["max-txn-ops"] <= 0) return yield* badConfig("--max-txn-ops must be positive")
     const quota = flags["quota-backend-bytes"]
@@ -125,17 +124,15 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
     for (const name of ["grpc-keepalive-min-time", "grpc-keepalive-interval", "grpc-keepalive-timeout"] as const) {
       if (flags[name] < 0) return yield* badConfig(`--${name} must not be negative`)
     }
-    const checkTime = Math.max(flags["experimental-corrupt-check-time"], flags["corrupt-check-time"])
-    if (flags["experimental-corrupt-check-time"] < 0 || flags["corrupt-check-time"] < 0) {
-      return yield* badConfig("--corrupt-check-time must not be negative")
-    }
-    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set (etcd's --experimental-enable-distributed-tracing)
-    const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
-    const member = serverLayer({
-      distributedTracing: otlpTracesUrl(process.env) !== undefined,
+    const busy = yield* checkPortsFree([
+      ...splitUrls(flags["listen-client-urls"]),
+      ...splitUrls(flags["listen-metrics-urls"])
+    ])
+    if (busy !== undefined) return yield* badConfig(busy)
+    const inert = inertFlagsWarning(set)
+    if (inert !== undefined) yield* Effect.logWarning(inert)
+    const config: Partial<ServerConfig> = {
       tls,
-      initialCorruptCheck: flags["experimental-initial-corrupt-check"],
-      corruptCheckTime: Duration.millis(checkTime),
       maxTxnOps: flags["max-txn-ops"],
       quotaBackendBytes: quota === 0 ? DEFAULT_QUOTA_BYTES : quota,
       maxConcurrentStreams: maxStreams >= UNLIMITED_STREAMS ? undefined : maxStreams,
@@ -154,13 +151,53 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
       progressNotifyInterval: Duration.max(interval, MIN_PROGRESS_NOTIFY_INTERVAL),
       authToken: flags["auth-token"],
       authTokenTtl: flags["auth-token-ttl"],
-      bcryptCost: flags["bcrypt-cost"]
-    })
+      bcryptCost: flags["bcrypt-cost"],
+      unsafeNoFsync: flags["unsafe-no-fsync"],
+      backendBatchInterval:
+        flags["backend-batch-interval"] > 0 ? Duration.millis(flags["backend-batch-interval"]) : undefined,
+      backendBatchLimit: flags["backend-batch-limit"] > 0 ? flags["backend-batch-limit"] : undefined,
+      initialCorruptCheck: renamed.initialCorruptCheck,
+      corruptCheckTime: Duration.millis(Math.max(0, renamed.corruptCheckTime))
+    }
+    return config
+  })
+
+/** Runs `serve` with its parsed flags until interrupted. */
+export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
+  if (p.args.length > 0) {
+    return badConfig(`${JSON.stringify(p.args[0])} is not a valid flag. See 'etcd-effect serve --help'.`)
+  }
+  if (p.values["version"] === true) {
+    return Console.log(`etcd-effect Version: ${PROGRAM_VERSION}\nAPI Version: ${API_VERSION}`)
+  }
+  // etcd: a config file replaces the command line and the environment
+  const file = p.values["config-file"] as string
+  const loaded = file === "" ? { values: p.values, set: p.set } : readConfigFile(file, serveFlags)
+  if (typeof loaded === "string") return badConfig(loaded)
+  const flags = loaded.values as ServeFlags
+  const outputs = loaded.set.has("log-outputs") ? flags["log-outputs"] : flags["log-output"]
+  const writers = openOutputs(outputs)
+  if (typeof writers === "string") return badConfig(writers)
+  const settings = { logger: flags.logger, format: flags["log-format"], outputs }
+  const level = flags.debug ? "debug" : flags["log-level"]
+  return Effect.gen(function* () {
+    // the server (grpc-js, LMDB, …) is loaded on use: the client commands start without it
+    const { layer: serverLayer, silenceGrpcLogs } = yield* Effect.promise(() => import("../server/index.js"))
+    if (level !== "debug") silenceGrpcLogs()
+    if (file !== "") {
+      yield* Effect.logInfo(
+        "loaded server configuration, other configuration command line flags and environment variables will be ignored if provided"
+      ).pipe(Effect.annotateLogs({ path: file }))
+    }
+    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set (etcd's --experimental-enable-distributed-tracing)
+    const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
+    const config = yield* memberConfig(flags, loaded.set)
+    const member = serverLayer({ ...config, distributedTracing: otlpTracesUrl(process.env) !== undefined })
     // a background loop that dies (watch sync, victims, lease expiry, compaction) fails the member
     return yield* failOnFatal(Layer.launch(member).pipe(Effect.provide(layerFromEnv("etcd"))))
   }).pipe(
-    // our logger only (the runtime may have added a pretty one): logfmt lines on stderr
-    Effect.locally(FiberRef.currentLoggers, HashSet.make(Logger.withConsoleError(Logger.logfmtLogger))),
-    Logger.withMinimumLogLevel(levels[flags["log-level"]])
+    // our logger only (the runtime may have added a pretty one)
+    Effect.locally(FiberRef.currentLoggers, HashSet.make(serveLogger(settings, writers))),
+    Logger.withMinimumLogLevel(logLevels[level])
   )
 }

@@ -71,6 +71,12 @@ export interface ServerConfig {
    * (the lean transport, src/server/transport/). Slowloris peers are closed after it.
    */
   readonly h2HandshakeTimeout: Duration.DurationInput
+  /** --unsafe-no-fsync: the backend never syncs (a crash may lose acknowledged writes) */
+  readonly unsafeNoFsync: boolean
+  /** --backend-batch-interval: longest wait of a durable batch for its LMDB commit; undefined: 100 ms */
+  readonly backendBatchInterval: Duration.Duration | undefined
+  /** --backend-batch-limit: an LMDB commit starts once this many ops wait; undefined: 10000 */
+  readonly backendBatchLimit: number | undefined
   /**
    * --experimental-initial-corrupt-check (3.6: --feature-gates=InitialCorruptCheck=true): at start,
    * check every stored record's checksum before serving (src/server/corrupt-check.ts)
@@ -135,6 +141,9 @@ export const defaultServerConfig: ServerConfig = {
   bcryptCost: 10,
   grpcTransport: defaultGrpcTransport(),
   h2HandshakeTimeout: Duration.seconds(10),
+  unsafeNoFsync: false,
+  backendBatchInterval: undefined,
+  backendBatchLimit: undefined,
   initialCorruptCheck: false,
   corruptCheckTime: Duration.zero,
   distributedTracing: false

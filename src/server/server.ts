@@ -20,6 +20,7 @@ import * as grpc from "@grpc/grpc-js"
 import { Context, Duration, Effect, Layer } from "effect"
 import { Backend, type BackendError } from "../backend/backend.js"
 import { faultyWalIo, WAL_FAULT_ENV, walFaultFromEnv } from "../backend/fault-io.js"
+import { nodeWalIo, noFsyncWalIo } from "../backend/wal.js"
 import { layerLmdb } from "../backend/lmdb.js"
 import { layerMemory } from "../backend/memory.js"
 import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
@@ -318,7 +319,16 @@ const memberServices = (config: ServerConfig) => {
   const backend =
     config.dataDir === undefined
       ? layerMemory
-      : layerLmdb({ dataDir: config.dataDir, ...(fault === undefined ? {} : { walIo: faultyWalIo(fault) }) })
+      : layerLmdb({
+          dataDir: config.dataDir,
+          unsafeNoFsync: config.unsafeNoFsync,
+          commitIntervalMs:
+            config.backendBatchInterval === undefined ? undefined : Duration.toMillis(config.backendBatchInterval),
+          commitLimitOps: config.backendBatchLimit,
+          ...(fault === undefined
+            ? {}
+            : { walIo: faultyWalIo(fault, config.unsafeNoFsync ? noFsyncWalIo : nodeWalIo) })
+        })
   const store = kvStoreLayer.pipe(
     Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps }))
   )

@@ -48,7 +48,13 @@ describe("serve: etcd's cluster flags on one member", () => {
       "--initial-cluster names b, c besides default: etcd-effect serve is one member; run etcd for a cluster of several"
     )
     expect(check("--initial-cluster", "bogus")).toBe('--initial-cluster: "bogus" is not name=URL')
-    expect(check("--listen-peer-urls", "foo")).toBe('invalid peer URL "foo": expected http://host:port')
+    expect(parseCommandLine(["serve", "--listen-peer-urls", "foo"], {})).toEqual({
+      _tag: "error",
+      lines: [
+        'Error: invalid value "foo" for flag --listen-peer-urls: URL scheme must be http, https, unix, or unixs: foo'
+      ],
+      exitCode: 1
+    })
     expect(parseCommandLine(["serve", "--initial-cluster-state", "weird"], {})).toMatchObject({ _tag: "error" })
   })
 })

@@ -28,6 +28,8 @@ export interface CommandSpec {
   readonly flags: FlagSet
   /** its own flags also come from `<prefix>_<FLAG_NAME>` (serve: ETCD_…) */
   readonly envPrefix?: string | undefined
+  /** the flag naming a config file that, when given (or in `<prefix>_<FLAG>`), replaces the environment */
+  readonly configFileFlag?: string | undefined
   /** takes the client's global flags (--endpoints, -w, TLS, auth; ETCDCTL_…) */
   readonly globals: boolean
   readonly dialect: Dialect

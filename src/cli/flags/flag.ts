@@ -67,9 +67,17 @@ export const string = (o: Common & { readonly default?: string }): Flag<string> 
   parse: (text) => text
 })
 
-/** A string that is one of `choices`; `invalid` words a refused one (etcd's own texts), else pflag's reason. */
+/**
+ * A string that is one of `choices`; `invalid` words a refused one (etcd's own texts), `reason` says
+ * why after the flag's name (etcd's SelectiveStringValue: "invalid value"), else pflag's reason.
+ */
 export const choice = <const C extends string>(
-  o: Common & { readonly choices: ReadonlyArray<C>; readonly default: C; readonly invalid?: (text: string) => string }
+  o: Common & {
+    readonly choices: ReadonlyArray<C>
+    readonly default: C
+    readonly invalid?: (text: string) => string
+    readonly reason?: string
+  }
 ): Flag<C> => ({
   description: o.description,
   short: o.short,
@@ -80,9 +88,35 @@ export const choice = <const C extends string>(
   parse: (text) =>
     (o.choices as ReadonlyArray<string>).includes(text)
       ? (text as C)
-      : o.invalid === undefined
-        ? new ValueError(`must be one of ${o.choices.join(", ")}`)
-        : new ValueError(o.invalid(text), false, true)
+      : o.invalid !== undefined
+        ? new ValueError(o.invalid(text), false, true)
+        : new ValueError(o.reason ?? `must be one of ${o.choices.join(", ")}`)
+})
+
+/** etcd's types.NewURLs check of one URL: its reason, or undefined when etcd takes it. */
+export const checkEtcdUrl = (url: string): string | undefined => {
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)(.*)$/.exec(url)
+  if (m === null || !["http", "https", "unix", "unixs"].includes(m[1]!)) {
+    return `URL scheme must be http, https, unix, or unixs: ${url}`
+  }
+  if (!/^(\[[^\]]*\]|[^:[\]]*):[0-9]*$/.test(m[2]!)) return `URL address does not have the form "host:port": ${url}`
+  if (/^\/./.test(m[3]!) || m[3] === "/") return `URL must not contain a path: ${url}`
+  return undefined
+}
+
+/** A comma-separated URL list as etcd's URL flags read it (each URL checked when given), as its text. */
+export const urls = (o: Common & { readonly default?: string }): Flag<string> => ({
+  ...o,
+  kind: "string",
+  default: o.default ?? "",
+  defaultText: shown(o, `=${goQuote(o.default ?? "")}`),
+  parse: (text) => {
+    for (const url of text.split(",")) {
+      const reason = checkEtcdUrl(url)
+      if (reason !== undefined) return new ValueError(reason)
+    }
+    return text
+  }
 })
 
 export const strings = (o: Common & { readonly default?: ReadonlyArray<string> }): Flag<ReadonlyArray<string>> => ({

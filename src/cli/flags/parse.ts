@@ -264,7 +264,17 @@ export const parseCommandLine = (argv: ReadonlyArray<string>, env: NodeJS.Proces
     if (command.subcommands !== undefined && command !== root) return { _tag: "help", command, warnings }
     if (command === root) return { _tag: "help", command, warnings }
     if (command.globals) fromEnv("ETCDCTL", Object.keys(globalFlags), values, env, warnings)
-    if (command.envPrefix !== undefined) fromEnv(command.envPrefix, Object.keys(command.flags), values, env, warnings)
+    if (command.envPrefix !== undefined) {
+      // etcd: a config file (its flag, else $ETCD_CONFIG_FILE) replaces the environment
+      const file = command.configFileFlag
+      const fromVariable = file === undefined ? undefined : env[envName(command.envPrefix, file)]
+      if (file !== undefined && !values.set.has(file) && fromVariable !== undefined && fromVariable !== "") {
+        values.apply(file, fromVariable)
+      }
+      if (file === undefined || !values.set.has(file)) {
+        fromEnv(command.envPrefix, Object.keys(command.flags), values, env, warnings)
+      }
+    }
   } catch (e) {
     if (e instanceof FlagError) return { _tag: "error", lines: [`Error: ${e.message}`], exitCode: EXIT_ERROR }
     throw e

@@ -5,7 +5,9 @@
  */
 import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "../../mvcc/limits.js"
 import type { CommandSpec } from "./command.js"
-import { bool, choice, duration, int, string, uint } from "./flag.js"
+import { type FeatureGates, parseFeatureGates } from "./feature-gates.js"
+import { bool, choice, duration, type Flag, int, string, strings, uint, urls } from "./flag.js"
+import { acceptedEtcdFlags } from "./serve-inert-flags.js"
 
 /** the URL `serve` listens on for clients by default (etcd's is http://localhost:2379) */
 export const DEFAULT_LISTEN_CLIENT_URL = "http://127.0.0.1:2379"
@@ -16,25 +18,27 @@ export const UNLIMITED_STREAMS = 4294967295
 
 export const serveFlags = {
   name: string({ default: "default", description: "Human-readable name for this member." }),
+  "config-file": string({ description: "etcd's YAML config file; flags and ETCD_* are then ignored." }),
+  version: bool({ description: "Print the version and exit." }),
   "data-dir": string({ shownDefault: "<name>.etcd", description: "Path to the data directory." }),
-  "listen-client-urls": string({
+  "listen-client-urls": urls({
     default: DEFAULT_LISTEN_CLIENT_URL,
     description: "Client URLs to listen on (port 0: any free one)."
   }),
-  "listen-metrics-urls": string({
+  "listen-metrics-urls": urls({
     description: "Extra listeners for /metrics and health (none by default)."
   }),
-  "advertise-client-urls": string({
+  "advertise-client-urls": urls({
     shownDefault: "<listen URLs>",
     description: "Client URLs to advertise (MemberList)."
   }),
-  "initial-advertise-peer-urls": string({
+  "initial-advertise-peer-urls": urls({
     default: DEFAULT_ADVERTISE_PEER_URL,
     description: "Peer URLs to advertise (MemberList)."
   }),
   // one member has no peers: these are read so etcd's single-member command lines run unchanged,
   // checked as etcd checks them (../serve.ts), and nothing listens on the peer URLs
-  "listen-peer-urls": string({
+  "listen-peer-urls": urls({
     default: DEFAULT_ADVERTISE_PEER_URL,
     description: "Accepted as etcd's; nothing listens (no peers)."
   }),
@@ -123,10 +127,60 @@ export const serveFlags = {
   "auth-token-ttl": uint({ default: 300, description: "Seconds a simple token lives without use." }),
   "bcrypt-cost": uint({ default: 10, description: "bcrypt cost of password hashes (4..31)." }),
   "log-level": choice({
-    choices: ["debug", "info", "warn", "error"],
+    choices: ["debug", "info", "warn", "error", "dpanic", "panic", "fatal"],
     default: "info",
-    description: "debug, info, warn or error (logfmt lines on stderr)."
-  })
+    invalid: (text) => `unknown level ${JSON.stringify(text)}`,
+    description: "debug, info, warn, error, panic or fatal."
+  }),
+  debug: bool({ description: "Debug-level logging (deprecated in etcd)." }),
+  logger: choice({
+    choices: ["zap", "capnslog"],
+    default: "capnslog",
+    shownDefault: "logfmt",
+    invalid: (text) => `unknown logger option ${JSON.stringify(text)}`,
+    description: "zap: zap's JSON lines; unset or capnslog: logfmt."
+  }),
+  "log-outputs": strings({
+    default: ["default"],
+    description: "stderr (default), stdout or file paths, comma-separated."
+  }),
+  "log-output": strings({ default: ["default"], hidden: true, description: "Deprecated: use --log-outputs." }),
+  "log-format": choice({
+    choices: ["json", "console"],
+    default: "json",
+    reason: "invalid value",
+    description: "zap's encoding with --logger zap: json or console."
+  }),
+  "unsafe-no-fsync": bool({ description: "Disables fsync, unsafe, will cause data loss." }),
+  "backend-batch-interval": duration({
+    default: "0s",
+    shownDefault: "100ms",
+    description: "Maximum time before the backend commits a batch."
+  }),
+  "backend-batch-limit": int({ shownDefault: "0 (none)", description: "Maximum operations before a commit." }),
+  "watch-progress-notify-interval": duration({
+    default: "10m",
+    description: "Watch progress notify period (etcd 3.6's name)."
+  }),
+  "feature-gates": {
+    kind: "string",
+    default: {},
+    defaultText: '=""',
+    description: "etcd 3.6's Gate=true|false list (InitialCorruptCheck, …).",
+    parse: parseFeatureGates
+  } satisfies Flag<FeatureGates>,
+  "enable-distributed-tracing": bool({ description: "OpenTelemetry tracing (etcd 3.6)." }),
+  "experimental-enable-distributed-tracing": bool({ description: "OpenTelemetry tracing." }),
+  "distributed-tracing-address": string({ default: "localhost:4317", description: "OTLP collector address." }),
+  "experimental-distributed-tracing-address": string({ default: "localhost:4317", description: "OTLP address." }),
+  "distributed-tracing-service-name": string({ default: "etcd", description: "Tracing service name." }),
+  "experimental-distributed-tracing-service-name": string({ default: "etcd", description: "Service name." }),
+  "distributed-tracing-instance-id": string({ description: "Tracing instance id." }),
+  "experimental-distributed-tracing-instance-id": string({ description: "Tracing instance id." }),
+  "distributed-tracing-sampling-rate": int({ description: "Samples per million spans." }),
+  "experimental-distributed-tracing-sampling-rate": int({ description: "Samples per million spans." }),
+  metrics: string({ default: "basic", description: "basic or extensive (the histograms are always exported)." }),
+  ...acceptedEtcdFlags
 } as const
 
 export const serve: CommandSpec = {
@@ -139,6 +193,7 @@ export const serve: CommandSpec = {
   ],
   flags: serveFlags,
   envPrefix: "ETCD",
+  configFileFlag: "config-file",
   globals: false,
   dialect: "goflag",
   runs: "server"
