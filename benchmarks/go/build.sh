@@ -3,7 +3,8 @@
 # outside the repository:
 #
 #   etcd-3.6/  etcd 3.6.x (go.etcd.io/etcd/server/v3, the etcd main package) and etcd's own load
-#              generator, tools/benchmark (go.etcd.io/etcd/v3/tools/benchmark, served up to 3.6.8)
+#              generator, tools/benchmark (go.etcd.io/etcd/v3/tools/benchmark, served up to 3.6.8);
+#              etcdutl and etcdctl 3.6 and bbolt's own CLI (issue 41: the snapshot oracles)
 #   etcd-3.7/  etcd 3.7.x
 #   kube-client/  bench:kube-compare's load client (watchers, updates, LISTs, a client-go informer)
 #
@@ -18,6 +19,7 @@
 # warm, seconds.
 #
 # Prints eval-able lines on stdout: ETCD_36_BIN=…, ETCD_37_BIN=…, ETCD_BENCHMARK_BIN=…,
+# ETCDUTL_36_BIN=…, ETCDCTL_36_BIN=…, BBOLT_BIN=…,
 # KUBE_CLIENT_BIN=…; progress on stderr. `build.sh 3.6` builds only etcd-3.6/ (the benchmark tool
 # included), `build.sh 3.7` and `build.sh kube-client` theirs; `build.sh
 # --cached` builds nothing and prints only what is already built, without waiting for a build under
@@ -77,9 +79,13 @@ if [ "$cached_only" = 0 ]; then
   flock 9
 fi
 if [ "$want" = all ] || [ "$want" = 3.6 ]; then
-  if d36=$(build etcd-3.6 etcd=go.etcd.io/etcd/server/v3 benchmark=go.etcd.io/etcd/v3/tools/benchmark); then
+  if d36=$(build etcd-3.6 etcd=go.etcd.io/etcd/server/v3 benchmark=go.etcd.io/etcd/v3/tools/benchmark \
+    etcdutl=go.etcd.io/etcd/etcdutl/v3 etcdctl=go.etcd.io/etcd/etcdctl/v3 bbolt=go.etcd.io/bbolt/cmd/bbolt); then
     echo "ETCD_36_BIN=$d36/etcd"
     echo "ETCD_BENCHMARK_BIN=$d36/benchmark"
+    echo "ETCDUTL_36_BIN=$d36/etcdutl"
+    echo "ETCDCTL_36_BIN=$d36/etcdctl"
+    echo "BBOLT_BIN=$d36/bbolt"
   fi
 fi
 if [ "$want" = all ] || [ "$want" = 3.7 ]; then

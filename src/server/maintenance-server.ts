@@ -6,8 +6,8 @@
  * - Alarm: GET, ACTIVATE, DEACTIVATE on the persisted alarms (alarms.ts); Status lists them in
  *   `errors` as etcd's AlarmMember.String() does ("memberID:<id> alarm:NOSPACE ").
  * - Hash / HashKV: see hash.ts. Defragment: the backend's. Snapshot: the backend's consistent
- *   copy in 32 KiB pieces. That format already ends with a sha256 of everything before it, which is
- *   the shape of etcd's stream (the db file, then its sha256), so nothing more is appended.
+ *   copy as etcd's bbolt database with its buckets and encodings, then its sha256, in 32 KiB pieces
+ *   (snapshot/etcd-snapshot.ts): etcdctl and etcdutl status and restore read it.
  * - MemberList: this member, with its advertised client URLs.
  * - Auth (etcd 3.4's authMaintenanceServer): Defragment, Hash, HashKV and Snapshot need a user
  *   with the root role, and answer the auth package's raw errors ("auth: permission denied",
@@ -25,6 +25,7 @@ import { toNumber } from "./kv-pb.js"
 import type { MemberIdentity } from "./member.js"
 import { type AlarmMember, alarmName, type Alarms, AlarmType } from "./alarms.js"
 import { rawAuthError } from "../auth/errors.js"
+import { etcdSnapshot } from "./snapshot/etcd-snapshot.js"
 import { type AuthGuard, authInfoGrpc, authInfoOf, type CallWithMetadata, needsAuth } from "./auth-guard.js"
 
 /**
@@ -142,7 +143,8 @@ export const makeMaintenanceService = (
       Effect.gen(function* () {
         yield* adminOnly(call)
         const rev = store.rev()
-        const data = yield* Effect.mapError(backend.snapshot, backendFailure)
+        const ours = yield* Effect.mapError(backend.snapshot, backendFailure)
+        const data = etcdSnapshot(ours, member, rev, API_VERSION)
         const hdr = header(rev)
         for (let off = 0; off < data.byteLength; off += SNAPSHOT_CHUNK_BYTES) {
           const blob = data.subarray(off, Math.min(off + SNAPSHOT_CHUNK_BYTES, data.byteLength))

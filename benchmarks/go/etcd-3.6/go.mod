@@ -6,6 +6,9 @@ module etcd-effect.bench/etcd-3.6
 go 1.26.0
 
 tool (
+	go.etcd.io/bbolt/cmd/bbolt
+	go.etcd.io/etcd/etcdctl/v3
+	go.etcd.io/etcd/etcdutl/v3
 	go.etcd.io/etcd/server/v3
 	go.etcd.io/etcd/v3/tools/benchmark
 )
@@ -42,6 +45,7 @@ require (
 	github.com/mattn/go-isatty v0.0.20 // indirect
 	github.com/mattn/go-runewidth v0.0.16 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
+	github.com/olekukonko/tablewriter v0.0.5 // indirect
 	github.com/prometheus/client_golang v1.20.5 // indirect
 	github.com/prometheus/client_model v0.6.1 // indirect
 	github.com/prometheus/common v0.62.0 // indirect
@@ -57,6 +61,8 @@ require (
 	go.etcd.io/etcd/api/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/client/pkg/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/client/v3 v3.6.16 // indirect
+	go.etcd.io/etcd/etcdctl/v3 v3.6.16 // indirect
+	go.etcd.io/etcd/etcdutl/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/pkg/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/server/v3 v3.6.16 // indirect
 	go.etcd.io/etcd/v3 v3.6.8 // indirect

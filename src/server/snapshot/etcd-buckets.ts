@@ -1,0 +1,92 @@
+/**
+ * Our backend's buckets as etcd 3.5 keeps them in its bbolt file, for Maintenance.Snapshot:
+ *
+ * - key, lease, auth: the same bytes (our encodings are etcd's: kv-codec.ts, leasepb.ts);
+ * - meta: the compaction marks as they are, plus what etcd 3.5 writes — consistent_index (our
+ *   revision: there is no raft log), term, confState (this member the one voter); our own records
+ *   (the identity and the alarms, "etcd-effect/…") are not copied;
+ * - authUsers, authRoles: authpb.User / authpb.Role (ours are JSON: authpb.ts converts);
+ * - alarm: one AlarmMember key per raised alarm (alarm-bucket.ts);
+ * - members: this member, by its id in hex, as etcd's JSON; members_removed empty; cluster: the
+ *   cluster version, major.minor of the API version we serve.
+ */
+import { Either } from "effect"
+import type { BucketInput } from "../../backend/bbolt/index.js"
+import type { BucketName } from "../../backend/backend.js"
+import { encodeRolePb, encodeUserPb } from "../../auth/authpb.js"
+import { decodeRole, decodeUser } from "../../auth/records.js"
+import { ALARMS_KEY, type AlarmMember } from "../alarms.js"
+import type { MemberIdentity } from "../member.js"
+import { encodeAlarmKey } from "./alarm-bucket.js"
+
+export interface SnapshotEntry {
+  readonly bucket: BucketName
+  readonly key: Uint8Array
+  readonly value: Uint8Array
+}
+
+export interface SnapshotMember {
+  readonly identity: MemberIdentity
+  readonly name: string
+  readonly peerUrls: ReadonlyArray<string>
+  readonly clientUrls: ReadonlyArray<string>
+}
+
+const OURS = Buffer.from("etcd-effect/", "latin1")
+const text = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, "utf8"))
+const u64 = (n: bigint): Uint8Array => {
+  const b = Buffer.alloc(8)
+  b.writeBigUInt64BE(BigInt.asUintN(64, n))
+  return new Uint8Array(b)
+}
+
+/** the member as etcd's membership.Member JSON (ids are u64: written as digits, not via Number) */
+const memberJson = (m: SnapshotMember): string =>
+  `{"id":${m.identity.memberId},"peerURLs":${JSON.stringify(m.peerUrls)},"name":${JSON.stringify(m.name)},"clientURLs":${JSON.stringify(m.clientUrls)}}`
+
+type Entries = Array<readonly [Uint8Array, Uint8Array]>
+
+/**
+ * etcd's buckets from our entries (in key order per bucket) and the serving member; `revision` is
+ * the store's current revision. A record that does not decode throws (the store would not start).
+ */
+export const toEtcdBuckets = (
+  entries: ReadonlyArray<SnapshotEntry>,
+  member: SnapshotMember,
+  revision: number,
+  apiVersion: string
+): Array<BucketInput> => {
+  const out: Record<string, Entries> = {
+    alarm: [],
+    auth: [],
+    authRoles: [],
+    authUsers: [],
+    cluster: [[text("clusterVersion"), text(apiVersion.split(".").slice(0, 2).join(".") + ".0")]],
+    key: [],
+    lease: [],
+    members: [[text(member.identity.memberId.toString(16)), text(memberJson(member))]],
+    members_removed: [],
+    meta: [
+      [text("confState"), text(`{"voters":[${member.identity.memberId}],"auto_leave":false}`)],
+      [text("consistent_index"), u64(BigInt(revision))],
+      [text("term"), u64(member.identity.raftTerm)]
+    ]
+  }
+  let alarms: ReadonlyArray<AlarmMember> = []
+  for (const e of entries) {
+    if (e.bucket === "meta") {
+      if (Buffer.compare(e.key, ALARMS_KEY) === 0) alarms = JSON.parse(Buffer.from(e.value).toString("utf8"))
+      if (Buffer.from(e.key).subarray(0, OURS.length).equals(OURS)) continue
+      out.meta!.push([e.key, e.value])
+    } else if (e.bucket === "authUsers") {
+      out.authUsers!.push([e.key, encodeUserPb(Either.getOrThrow(decodeUser(e.value)))])
+    } else if (e.bucket === "authRoles") {
+      out.authRoles!.push([e.key, encodeRolePb(Either.getOrThrow(decodeRole(e.value)))])
+    } else out[e.bucket]!.push([e.key, e.value])
+  }
+  out.alarm = alarms.map((a) => [encodeAlarmKey(a), new Uint8Array(0)] as const)
+  return Object.entries(out).map(([name, es]) => ({
+    name: text(name),
+    entries: [...es].sort((a, b) => Buffer.compare(a[0], b[0]))
+  }))
+}
