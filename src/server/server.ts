@@ -325,9 +325,7 @@ const memberServices = (config: ServerConfig) => {
           commitIntervalMs:
             config.backendBatchInterval === undefined ? undefined : Duration.toMillis(config.backendBatchInterval),
           commitLimitOps: config.backendBatchLimit,
-          ...(fault === undefined
-            ? {}
-            : { walIo: faultyWalIo(fault, config.unsafeNoFsync ? noFsyncWalIo : nodeWalIo) })
+          ...(fault === undefined ? {} : { walIo: faultyWalIo(fault, config.unsafeNoFsync ? noFsyncWalIo : nodeWalIo) })
         })
   const store = kvStoreLayer.pipe(
     Layer.provide(kvStoreConfig({ maxRequestBytes: config.maxRequestBytes, maxTxnOps: config.maxTxnOps }))

@@ -108,12 +108,12 @@ const apiResources = (r: ResourceInfo, version: string) => {
   const names = Object.keys(r.versionStrategies?.[version]?.subresources ?? r.subresources)
   const ordered = r.custom ? ["status", "scale"].filter((n) => names.includes(n)) : names.sort()
   const subresources = ordered.map((sub) => ({
-      name: `${r.plural}/${sub}`,
-      singularName: "",
-      namespaced: r.namespaced,
-      ...(sub === "scale" ? { group: "autoscaling", version: "v1", kind: "Scale" } : { kind: r.kind }),
-      verbs: SUBRESOURCE_VERBS[sub] ?? ["get", "patch", "update"]
-    }))
+    name: `${r.plural}/${sub}`,
+    singularName: "",
+    namespaced: r.namespaced,
+    ...(sub === "scale" ? { group: "autoscaling", version: "v1", kind: "Scale" } : { kind: r.kind }),
+    verbs: SUBRESOURCE_VERBS[sub] ?? ["get", "patch", "update"]
+  }))
   return [main, ...subresources]
 }
 
