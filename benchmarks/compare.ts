@@ -164,10 +164,16 @@ const go = await (async (): Promise<GoInstruments> => {
   if (!needs) return { bins: {} }
   process.stderr.write("bench:compare: benchmarks/go/build.sh (cached after the first build)\n")
   // a child of its own process group, in `cleanup`: a signal during a build (minutes) ends it and go
-  return buildGoInstruments(projectRoot(), {
-    onSpawn: (pid) => cleanup.groups.add(pid),
-    onExit: (pid) => cleanup.groups.delete(pid)
-  })
+  // only the modules asked for: etcd's tool is in etcd-3.6/, kube-client is not compare's
+  const targets = [
+    ...(etcdNames.includes("etcd-3.6") || instruments.includes("etcd-tool") ? ["3.6"] : []),
+    ...(etcdNames.includes("etcd-3.7") ? ["3.7"] : [])
+  ]
+  return buildGoInstruments(
+    projectRoot(),
+    { onSpawn: (pid) => cleanup.groups.add(pid), onExit: (pid) => cleanup.groups.delete(pid) },
+    targets
+  )
 })()
 const etcdBins: Record<EtcdName, string | undefined> = {
   "etcd-3.4": ETCD_BIN,

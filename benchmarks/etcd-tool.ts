@@ -224,14 +224,16 @@ export const goInstruments = (root: string): GoInstruments => {
  */
 export const buildGoInstruments = (
   root: string,
-  hooks: { readonly onSpawn?: (pid: number) => void; readonly onExit?: (pid: number) => void } = {}
+  hooks: { readonly onSpawn?: (pid: number) => void; readonly onExit?: (pid: number) => void } = {},
+  /** build.sh's targets (3.6, 3.7, kube-client): only what the caller needs; none: all */
+  targets: ReadonlyArray<string> = []
 ): Promise<GoInstruments> => {
   const fromEnv = binsFromEnv()
   if (GO_BIN_VARS.every((k) => fromEnv[k] !== undefined)) return Promise.resolve({ bins: fromEnv })
   const script = goBuildScript(root)
   if (!fs.existsSync(script)) return Promise.resolve({ bins: fromEnv, problem: `${script} is missing` })
   return new Promise((resolve) => {
-    const child = spawn("bash", [script], { stdio: ["ignore", "pipe", "inherit"], detached: true })
+    const child = spawn("bash", [script, ...targets], { stdio: ["ignore", "pipe", "inherit"], detached: true })
     const pid = child.pid
     if (pid !== undefined) hooks.onSpawn?.(pid)
     let stdout = ""

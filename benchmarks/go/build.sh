@@ -21,7 +21,7 @@
 # Prints eval-able lines on stdout: ETCD_36_BIN=…, ETCD_37_BIN=…, ETCD_BENCHMARK_BIN=…,
 # ETCDUTL_36_BIN=…, ETCDCTL_36_BIN=…, BBOLT_BIN=…,
 # KUBE_CLIENT_BIN=…; progress on stderr. `build.sh 3.6` builds only etcd-3.6/ (the benchmark tool
-# included), `build.sh 3.7` and `build.sh kube-client` theirs; `build.sh
+# included), `build.sh 3.7` and `build.sh kube-client` theirs (several may be named); `build.sh
 # --cached` builds nothing and prints only what is already built, without waiting for a build under
 # way (tests use it). Exit 2 without go.
 set -euo pipefail
@@ -67,18 +67,20 @@ build() {
 }
 
 cached_only=0
-want=${1:-all}
-if [ "$want" = --cached ]; then
+wanted=" ${*:-all} "
+if [ "$wanted" = " --cached " ]; then
   cached_only=1
-  want=all
+  wanted=" all "
 fi
+# wants TARGET: TARGET or all was asked for (`build.sh 3.6 3.7` builds both)
+wants() { [[ "$wanted" == *" all "* || "$wanted" == *" $1 "* ]]; }
 if [ "$cached_only" = 0 ]; then
   # one build at a time: bench runs may ask together. --cached takes no lock: an entry appears
   # complete (renamed from .tmp) or not at all, so it never waits behind a build of minutes
   exec 9>"$root/.lock"
   flock 9
 fi
-if [ "$want" = all ] || [ "$want" = 3.6 ]; then
+if wants 3.6; then
   if d36=$(build etcd-3.6 etcd=go.etcd.io/etcd/server/v3 benchmark=go.etcd.io/etcd/v3/tools/benchmark \
     etcdutl=go.etcd.io/etcd/etcdutl/v3 etcdctl=go.etcd.io/etcd/etcdctl/v3 bbolt=go.etcd.io/bbolt/cmd/bbolt); then
     echo "ETCD_36_BIN=$d36/etcd"
@@ -88,12 +90,12 @@ if [ "$want" = all ] || [ "$want" = 3.6 ]; then
     echo "BBOLT_BIN=$d36/bbolt"
   fi
 fi
-if [ "$want" = all ] || [ "$want" = 3.7 ]; then
+if wants 3.7; then
   if d37=$(build etcd-3.7 etcd=go.etcd.io/etcd/server/v3); then
     echo "ETCD_37_BIN=$d37/etcd"
   fi
 fi
-if [ "$want" = all ] || [ "$want" = kube-client ]; then
+if wants kube-client; then
   if dk=$(build kube-client kube-client=.); then
     echo "KUBE_CLIENT_BIN=$dk/kube-client"
   fi

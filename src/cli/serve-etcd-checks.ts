@@ -18,6 +18,11 @@ type Values = Readonly<Record<string, unknown>>
 export const checkInertFlags = (v: Values, set: ReadonlySet<string>): string | undefined => {
   const tick = v["heartbeat-interval"] as number
   const election = v["election-timeout"] as number
+  // embed.Config.Validate's order: the bootstrap conflict before the raft timings
+  const bootstrap = [set.has("initial-cluster"), v["discovery"] !== "", v["discovery-srv"] !== ""]
+  if (bootstrap.filter((b) => b).length > 1) {
+    return 'multiple discovery or bootstrap flags are set. Choose one of "initial-cluster", "discovery" or "discovery-srv"'
+  }
   if (tick === 0) return `--heartbeat-interval must be >0 (set to ${tick}ms)`
   if (election === 0) return `--election-timeout must be >0 (set to ${election}ms)`
   if (5 * tick > election) {
@@ -25,10 +30,6 @@ export const checkInertFlags = (v: Values, set: ReadonlySet<string>): string | u
   }
   if (election > MAX_ELECTION_MS) {
     return `--election-timeout[${election}ms] is too long, and should be set less than ${MAX_ELECTION_MS}ms`
-  }
-  const bootstrap = [set.has("initial-cluster"), v["discovery"] !== "", v["discovery-srv"] !== ""]
-  if (bootstrap.filter((b) => b).length > 1) {
-    return 'multiple discovery or bootstrap flags are set. Choose one of "initial-cluster", "discovery" or "discovery-srv"'
   }
   for (const name of ["discovery", "discovery-srv"]) {
     if (v[name] !== "") {

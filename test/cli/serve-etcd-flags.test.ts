@@ -49,7 +49,6 @@ const common: Pool = [
   ["pre-vote", ["true", "false"]],
   ["initial-election-tick-advance", ["true", "false"]],
   ["initial-cluster-token", ["etcd-cluster", "tkn-1"]],
-  ["discovery-fallback", ["proxy", "exit"]],
   ["discovery-srv", ["example.invalid"]],
   ["experimental-initial-corrupt-check", ["true", "false"]],
   ["experimental-corrupt-check-time", ["0s", "1m"]],
@@ -74,6 +73,7 @@ const common: Pool = [
 ]
 
 const only34: Pool = [
+  ["discovery-fallback", ["proxy", "exit"]],
   ["logger", ["zap", "capnslog"]],
   ["enable-v2", ["true", "false"]],
   ["debug", ["true", "false"]],
@@ -83,6 +83,8 @@ const only34: Pool = [
 ]
 
 const only36: Pool = [
+  // 3.6 refuses "proxy" (the v2 proxy is gone); ours takes it as 3.4 does (docs/server.md)
+  ["discovery-fallback", ["exit"]],
   ["logger", ["zap"]],
   ["log-format", ["json", "console"]],
   ["feature-gates", ["InitialCorruptCheck=true", "InitialCorruptCheck=false", "TxnModeWriteWithSharedBuffer=false"]],
@@ -173,10 +175,17 @@ const namedFlag = (error: string): string | undefined => {
   return m?.[1] ?? m?.[2]
 }
 
-const counts = { started: 0, refused: 0 }
+const counts = { started: 0, refused: 0, crashed: 0 }
 
 const agrees = async (etcd: ReadonlyArray<string>, flags: ReadonlyArray<string>) => {
   const theirs = await outcome(etcd, flags)
+  // etcd 3.4.23 panics (a nil zap logger in embed.Config.Validate) on some flags with its default
+  // capnslog logger, e.g. --experimental-enable-lease-checkpoint=true: a crash is no verdict on the
+  // flags, so fast-check skips that case
+  if (!theirs.started && /^panic: /m.test(theirs.error)) {
+    counts.crashed++
+    fc.pre(false)
+  }
   const ours = await outcome([process.execPath, CLI, "serve"], flags)
   const said = (o: Outcome) => (o.started ? "" : o.error.slice(-600))
   expect({ started: ours.started, flags, said: said(ours) }).toMatchObject({ started: theirs.started, flags })
@@ -195,7 +204,7 @@ describe.skipIf(skipEtcd)("serve takes etcd's flags as etcd does", () => {
       fc.asyncProperty(subsets([...common, ...only34]), (flags) => agrees([ETCD_BIN], flags)),
       { numRuns: 12, endOnFailure: true }
     )
-    console.log(`etcd 3.4: ${counts.started} started, ${counts.refused} refused`)
+    console.log(`etcd 3.4: ${counts.started} started, ${counts.refused} refused, ${counts.crashed} crashed (skipped)`)
     expect(counts.started).toBeGreaterThan(0)
   }, 0)
 

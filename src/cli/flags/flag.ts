@@ -111,6 +111,8 @@ export const urls = (o: Common & { readonly default?: string }): Flag<string> =>
   default: o.default ?? "",
   defaultText: shown(o, `=${goQuote(o.default ?? "")}`),
   parse: (text) => {
+    // etcd's URLsValue takes "" as no URLs (`--listen-metrics-urls ""`)
+    if (text === "") return text
     for (const url of text.split(",")) {
       const reason = checkEtcdUrl(url)
       if (reason !== undefined) return new ValueError(reason)

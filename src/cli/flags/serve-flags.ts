@@ -105,11 +105,11 @@ export const serveFlags = {
     description: "Watch progress notify period (>= 100ms)."
   }),
   "experimental-initial-corrupt-check": bool({
-    description: "Check every stored record's checksum at start (3.6: --feature-gates=InitialCorruptCheck=true)."
+    description: "Check stored records' checksums before serving."
   }),
   "experimental-corrupt-check-time": duration({
     default: "0s",
-    description: "Period of the check of every stored record; 0 is off."
+    description: "Period of checks of every stored record; 0 is off."
   }),
   "corrupt-check-time": duration({ default: "0s", description: "etcd 3.6's --experimental-corrupt-check-time." }),
   "cert-file": string({ description: "Path to the client server TLS cert file." }),

@@ -63,7 +63,8 @@ export const inertFlagGroups: Readonly<Record<InertReason, FlagSet>> = {
     "downgrade-check-time": duration({ default: "5s", description: "Period of downgrade status checks." }),
     "experimental-downgrade-check-time": duration({ default: "5s", description: "Downgrade check period." }),
     "v2-deprecation": choice({
-      choices: ["not-yet", "write-only", "write-only-drop-data", "gone"],
+      // etcd 3.6 refuses 3.5's "not-yet"
+      choices: ["write-only", "write-only-drop-data", "gone"],
       default: "write-only",
       invalid: (text) =>
         `invalid value ${JSON.stringify(text)} for flag --v2-deprecation: invalid value ${JSON.stringify(text)}`,
