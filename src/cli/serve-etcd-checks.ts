@@ -3,7 +3,7 @@
  * etcdmain's), in its words, so a command line etcd refuses is refused here too; and the warning
  * line naming the ones given (flags/serve-inert-flags.ts says why each changes nothing).
  */
-import { type FeatureGates, gate } from "./flags/feature-gates.js"
+import { type FeatureGate, type FeatureGates, gate } from "./flags/feature-gates.js"
 import { ignoredFlagNames, inertReasonOf, inertReasons, type InertReason } from "./flags/serve-inert-flags.js"
 
 /** etcd's maxElectionMs */
@@ -80,18 +80,43 @@ export const checkRenamedFlags = (v: Values, set: ReadonlySet<string>): RenamedF
   }
   const pick = <A>(name: string): A => v[set.has(name) ? name : `experimental-${name}`] as A
   const gates = v["feature-gates"] as FeatureGates
-  let initialCorruptCheck = v["experimental-initial-corrupt-check"] as boolean
-  if (gates.InitialCorruptCheck !== undefined) {
-    if (set.has("experimental-initial-corrupt-check") && gates.InitialCorruptCheck !== initialCorruptCheck) {
-      return `cannot specify both flags: --experimental-initial-corrupt-check=${initialCorruptCheck} and --feature-gates=InitialCorruptCheck=${gates.InitialCorruptCheck} at the same time, please just use --feature-gates=InitialCorruptCheck=${gates.InitialCorruptCheck}`
-    }
-    initialCorruptCheck = gate(gates, "InitialCorruptCheck")
-  }
+  const conflict = experimentalGateConflict(v, set, gates)
+  if (conflict !== undefined) return conflict
+  const initialCorruptCheck =
+    gates.InitialCorruptCheck !== undefined
+      ? gate(gates, "InitialCorruptCheck")
+      : (v["experimental-initial-corrupt-check"] as boolean)
   return {
     progressNotifyInterval: pick("watch-progress-notify-interval"),
     corruptCheckTime: pick("corrupt-check-time"),
     initialCorruptCheck
   }
+}
+
+/** etcd 3.6's experimental flags that became feature gates (features.ExperimentalFlagToFeatureMap) */
+const EXPERIMENTAL_GATES: ReadonlyArray<readonly [string, FeatureGate]> = [
+  ["experimental-stop-grpc-service-on-defrag", "StopGRPCServiceOnDefrag"],
+  ["experimental-initial-corrupt-check", "InitialCorruptCheck"],
+  ["experimental-compact-hash-check-enabled", "CompactHashCheck"],
+  ["experimental-txn-mode-write-with-shared-buffer", "TxnModeWriteWithSharedBuffer"],
+  ["experimental-enable-lease-checkpoint", "LeaseCheckpoint"],
+  ["experimental-enable-lease-checkpoint-persist", "LeaseCheckpointPersist"]
+]
+
+/**
+ * etcd 3.6 refuses an experimental flag given beside --feature-gates whenever the gates' text holds
+ * the feature's name, whatever either value says (embed.SetFeatureGatesFromExperimentalFlags tests
+ * with strings.Contains, so LeaseCheckpointPersist=… also conflicts with
+ * --experimental-enable-lease-checkpoint); the gate's value in the message is the gate's effective one.
+ */
+const experimentalGateConflict = (v: Values, set: ReadonlySet<string>, gates: FeatureGates): string | undefined => {
+  const named = Object.keys(gates).join(",")
+  for (const [flag, feature] of EXPERIMENTAL_GATES) {
+    if (!set.has(flag) || !named.includes(feature)) continue
+    const value = gate(gates, feature)
+    return `cannot specify both flags: --${flag}=${v[flag] as boolean} and --feature-gates=${feature}=${value} at the same time, please just use --feature-gates=${feature}=${value}`
+  }
+  return undefined
 }
 
 /** the experimental flags etcd 3.6 renamed that serve reads (`--experimental-<name>` → `--<name>`) */
