@@ -57,9 +57,11 @@ const clientServices = (options: EtcdClientOptions): Layer.Layer<ClientConnectio
 const fromServices: Effect.Effect<EtcdClientShape, never, ClientConnection | WatchStreams> = Effect.gen(function* () {
   const connection = yield* ClientConnection
   const watcher = watcherOf(yield* WatchStreams)
+  // the client keeps the time of whoever built it (Testing.layer: the live clock), not its callers'
+  const clock = yield* Effect.clock
   return {
     kv: makeKV(connection),
-    lease: makeLease(connection, { retrySchedule: leaseRetrySchedule }),
+    lease: makeLease(connection, { retrySchedule: leaseRetrySchedule, clock }),
     maintenance: makeMaintenance(connection),
     watch: watcher.watch,
     requestProgress: watcher.requestProgress

@@ -7,7 +7,21 @@
  * ran out — `lost` completes with a LeaseLost saying which.
  */
 import type * as grpc from "@grpc/grpc-js"
-import { Deferred, Effect, Either, Mailbox, Option, Ref, Schedule, Schema, type Scope, Stream } from "effect"
+import {
+  Cause,
+  Clock,
+  Deferred,
+  Effect,
+  Either,
+  Exit,
+  Mailbox,
+  Option,
+  Ref,
+  Schedule,
+  Schema,
+  type Scope,
+  Stream
+} from "effect"
 import { EtcdError, GrpcCode } from "../errors.js"
 import type * as M from "../proto/index.js"
 import { type ClientConnectionShape, fromServiceError, unaryMethod } from "./connection.js"
@@ -97,6 +111,87 @@ type Session =
 
 export interface LeaseOptions {
   readonly retrySchedule: Schedule.Schedule<unknown>
+  /** the keep-alives' time: the Clock the client was built with */
+  readonly clock: Clock.Clock
+}
+
+/** The keep-alive stream's next event: a response, or the call's end with its status. */
+type CallEvent = M.LeaseKeepAliveResponse
+
+/**
+ * One LeaseKeepAlive call, as a scoped fiber on the Clock: send a renewal, wait for its answer
+ * until the lease's deadline (last renewal + its TTL), send the next a third of the TTL later
+ * (clientv3's rhythm, at least 500 ms). Ends when the lease is lost or the call ends; the caller
+ * retries a transient end. Every timer is the Clock's, so a TestClock drives it.
+ */
+const keepAliveSession = (
+  connection: ClientConnectionShape,
+  id: bigint,
+  deadline: Ref.Ref<number | undefined>,
+  out: Mailbox.Mailbox<LeaseKeepAliveResult, LeaseLost>
+): Effect.Effect<Session> =>
+  Effect.gen(function* () {
+    const events = yield* Mailbox.make<CallEvent, grpc.StatusObject>()
+    const call = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const c: grpc.ClientDuplexStream<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse> =
+          connection.client.makeBidiStreamRequest(
+            KeepAlivePath.path,
+            KeepAlivePath.serialize,
+            KeepAlivePath.deserialize,
+            connection.metadata()
+          )
+        c.on("data", (r: M.LeaseKeepAliveResponse) => events.unsafeOffer(r))
+        c.on("status", (status: grpc.StatusObject) => events.unsafeDone(Exit.fail(status)))
+        // grpc-js emits "error" beside "status" for the same end; the status carries it
+        c.on("error", () => {})
+        return c
+      }),
+      (c) => Effect.sync(() => c.cancel())
+    )
+    let progressed = false
+    let sendAt = yield* Clock.currentTimeMillis
+    while (true) {
+      const now = yield* Clock.currentTimeMillis
+      const until = yield* Ref.get(deadline)
+      if (until !== undefined && now >= until) return { _tag: "Lost", error: lostDeadline(id) } as Session
+      if (sendAt <= now) {
+        call.write({ ID: i64(id) })
+        sendAt = Number.POSITIVE_INFINITY
+      }
+      const wake = Math.min(sendAt, until ?? Number.POSITIVE_INFINITY)
+      const next = yield* Effect.either(
+        wake === Number.POSITIVE_INFINITY ? events.take : Effect.timeout(events.take, wake - now)
+      )
+      if (Either.isLeft(next)) {
+        const end = next.left
+        if (end instanceof Cause.TimeoutException) continue
+        if (end instanceof Cause.NoSuchElementException) return retry(progressed, fromServiceError({}))
+        return ended(id, progressed, end)
+      }
+      progressed = true
+      const ttl = big(next.right.TTL)
+      if (ttl <= 0n) return { _tag: "Lost", error: lostExpired(id) } as Session
+      const at = yield* Clock.currentTimeMillis
+      yield* Ref.set(deadline, at + Number(ttl) * 1000)
+      yield* out.offer({ header: fromWireHeader(next.right.header), id: big(next.right.ID), ttl })
+      sendAt = at + Math.max((Number(ttl) * 1000) / 3, 500)
+    }
+  }).pipe(Effect.scoped)
+
+const retry = (progressed: boolean, error: EtcdError): Session => ({ _tag: "Retry", progressed, error })
+
+/** A call's end: Unavailable, Internal, Canceled or OK are retried; any other code loses the lease. */
+const ended = (id: bigint, progressed: boolean, status: grpc.StatusObject): Session => {
+  const error = fromServiceError(status)
+  const transient =
+    status.code === GrpcCode.Unavailable ||
+    status.code === GrpcCode.Internal ||
+    status.code === GrpcCode.Canceled ||
+    status.code === GrpcCode.OK
+  return transient
+    ? retry(progressed, error)
+    : { _tag: "Lost", error: new LeaseLost({ id, reason: "failed", message: error.message, cause: error }) }
 }
 
 export const makeLease = (connection: ClientConnectionShape, options: LeaseOptions): Lease => {
@@ -104,74 +199,14 @@ export const makeLease = (connection: ClientConnectionShape, options: LeaseOptio
     Stream.unwrapScoped(
       Effect.gen(function* () {
         const out = yield* Mailbox.make<LeaseKeepAliveResult, LeaseLost>()
-        /** wall-clock ms after which the lease has certainly expired (last renewal + its TTL) */
-        let deadline: number | undefined
-
-        const session = Effect.async<Session>((resume) => {
-          if (deadline !== undefined && Date.now() >= deadline) {
-            return resume(Effect.succeed({ _tag: "Lost", error: lostDeadline(id) }))
-          }
-          const call: grpc.ClientDuplexStream<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse> =
-            connection.client.makeBidiStreamRequest(
-              KeepAlivePath.path,
-              KeepAlivePath.serialize,
-              KeepAlivePath.deserialize,
-              connection.metadata()
-            )
-          let progressed = false
-          let done = false
-          let sendTimer: NodeJS.Timeout | undefined
-          let deadlineTimer: NodeJS.Timeout | undefined
-          const armDeadline = () => {
-            if (deadlineTimer !== undefined) clearTimeout(deadlineTimer)
-            if (deadline !== undefined) {
-              deadlineTimer = setTimeout(() => finish({ _tag: "Lost", error: lostDeadline(id) }), deadline - Date.now())
-            }
-          }
-          const finish = (outcome: Session) => {
-            if (done) return
-            done = true
-            if (sendTimer !== undefined) clearTimeout(sendTimer)
-            if (deadlineTimer !== undefined) clearTimeout(deadlineTimer)
-            call.cancel()
-            resume(Effect.succeed(outcome))
-          }
-          call.on("data", (r: M.LeaseKeepAliveResponse) => {
-            if (done) return
-            progressed = true
-            const ttl = big(r.TTL)
-            if (ttl <= 0n) return finish({ _tag: "Lost", error: lostExpired(id) })
-            deadline = Date.now() + Number(ttl) * 1000
-            armDeadline()
-            out.unsafeOffer({ header: fromWireHeader(r.header), id: big(r.ID), ttl })
-            // clientv3: the next renewal after a third of the TTL.
-            if (sendTimer !== undefined) clearTimeout(sendTimer)
-            sendTimer = setTimeout(() => call.write({ ID: i64(id) }), Math.max((Number(ttl) * 1000) / 3, 500))
-          })
-          call.on("status", (status: grpc.StatusObject) => {
-            const error = fromServiceError(status)
-            const transient =
-              status.code === GrpcCode.Unavailable ||
-              status.code === GrpcCode.Internal ||
-              status.code === GrpcCode.Canceled ||
-              status.code === GrpcCode.OK
-            finish(
-              transient
-                ? { _tag: "Retry", progressed, error }
-                : { _tag: "Lost", error: new LeaseLost({ id, reason: "failed", message: error.message, cause: error }) }
-            )
-          })
-          call.on("error", () => {})
-          armDeadline()
-          call.write({ ID: i64(id) })
-          return Effect.sync(() => finish({ _tag: "Retry", progressed, error: fromServiceError({}) }))
-        })
-
+        /** Clock ms after which the lease has certainly expired (last renewal + its TTL) */
+        const deadline = yield* Ref.make<number | undefined>(undefined)
         const loop = Effect.gen(function* () {
           const driver = yield* Schedule.driver(options.retrySchedule)
           while (true) {
-            const outcome = yield* session
+            const outcome = yield* keepAliveSession(connection, id, deadline, out)
             if (outcome._tag === "Lost") return yield* out.fail(outcome.error)
+            yield* Effect.logDebug(`lease ${leaseHex(id)} keep-alive stream ended: ${outcome.error.message}; retrying`)
             if (outcome.progressed) yield* driver.reset
             const next = yield* Effect.either(driver.next(undefined))
             if (Either.isLeft(next)) {
@@ -181,7 +216,7 @@ export const makeLease = (connection: ClientConnectionShape, options: LeaseOptio
             }
           }
         })
-        yield* Effect.forkScoped(loop)
+        yield* Effect.forkScoped(Effect.withClock(loop, options.clock))
         return Mailbox.toStream(out)
       })
     )

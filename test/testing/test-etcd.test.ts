@@ -54,6 +54,16 @@ layer(Testing.layer())("Testing.layer shared by a block's tests", (it) => {
     })
   )
 
+  it.effect("a keep-alive started in the test body runs on the client's clock, the live one", () =>
+    Effect.gen(function* () {
+      const etcd = yield* Client.EtcdClient
+      const lease = yield* etcd.lease.grant(2)
+      // renewals every third of the TTL of real time; on the test's TestClock only the first would come
+      const renewals = yield* etcd.lease.keepAliveStream(lease.id).pipe(Stream.take(3), Stream.runCollect)
+      expect([...renewals].map((r) => r.ttl)).toEqual([2n, 2n, 2n])
+    })
+  )
+
   it.effect("the server of the layer is the client's: the member EtcdServer names answers", () =>
     Effect.gen(function* () {
       const server = yield* Server.EtcdServer
