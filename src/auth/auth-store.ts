@@ -73,7 +73,60 @@ const readBucket = <R>(
   return Either.right(records)
 }
 
-export class AuthStoreImpl {
+/** etcd's auth.AuthStore: users, roles and their permissions over the backend's auth buckets. */
+export interface AuthStoreShape {
+  /** read on every request */
+  readonly enabled: boolean
+  readonly config: AuthStoreConfig
+  /** a new store starts at auth revision 1 (0 means "no user" in a credential) */
+  readonly init: Effect.Effect<void, EtcdError>
+  /** the auth revision: every change moves it on, and older credentials are refused */
+  revision(): number
+  authEnable(): Effect.Effect<void, EtcdError>
+  authDisable(): Effect.Effect<void, EtcdError>
+  /** a token for the user's password, as etcd's Authenticate */
+  authenticate(name: string, password: string): Effect.Effect<string, EtcdError>
+  userAdd(name: string, password: string, noPassword: boolean): Effect.Effect<void, EtcdError>
+  userDelete(name: string): Effect.Effect<void, EtcdError>
+  userChangePassword(name: string, password: string): Effect.Effect<void, EtcdError>
+  userGrantRole(name: string, role: string): Effect.Effect<void, EtcdError>
+  userRevokeRole(name: string, role: string): Effect.Effect<void, EtcdError>
+  /** the user's roles */
+  userGet(name: string): ReadonlyArray<string> | AuthError
+  /** names in key order */
+  userList(): ReadonlyArray<string>
+  roleAdd(name: string): Effect.Effect<void, EtcdError>
+  roleDelete(name: string): Effect.Effect<void, EtcdError>
+  /** the role's permissions */
+  roleGet(name: string): ReadonlyArray<Permission> | AuthError
+  /** names in key order */
+  roleList(): ReadonlyArray<string>
+  roleGrantPermission(name: string, perm: Permission): Effect.Effect<void, EtcdError>
+  roleRevokePermission(name: string, key: Uint8Array, rangeEnd: Uint8Array): Effect.Effect<void, EtcdError>
+  hasRole(user: string, role: string): boolean
+  /** the credential behind a token; undefined: an invalid token */
+  authInfoFromToken(token: string): Effect.Effect<AuthInfo | undefined>
+  /** etcd's AuthInfoFromTLS: the client certificate's common name is the user, at the current revision */
+  authInfoFromCommonName(cn: string | undefined): AuthInfo | undefined
+  /** etcd's isOpPermitted: READ or WRITE on `key` (`rangeEnd`: see rangeOpPermitted) */
+  isOpPermitted(
+    ai: AuthInfo | undefined,
+    key: Uint8Array,
+    rangeEnd: Uint8Array | undefined,
+    permType: typeof PermType.READ | typeof PermType.WRITE
+  ): AuthError | undefined
+  isRangePermitted(ai: AuthInfo | undefined, key: Uint8Array, rangeEnd: Uint8Array | undefined): AuthError | undefined
+  isPutPermitted(ai: AuthInfo | undefined, key: Uint8Array): AuthError | undefined
+  isDeleteRangePermitted(
+    ai: AuthInfo | undefined,
+    key: Uint8Array,
+    rangeEnd: Uint8Array | undefined
+  ): AuthError | undefined
+  /** etcd 3.4's IsAdminPermitted: the user has the root role */
+  isAdminPermitted(ai: AuthInfo | undefined): AuthError | undefined
+}
+
+class AuthStoreImpl implements AuthStoreShape {
   /** Read on every request: keep it a plain field. */
   enabled = false
   private rev = 0
@@ -391,8 +444,6 @@ export class AuthStoreImpl {
 }
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
-
-export type AuthStoreShape = AuthStoreImpl
 
 export class AuthStore extends Context.Tag("etcd-effect/AuthStore")<AuthStore, AuthStoreShape>() {}
 

@@ -11,7 +11,24 @@ import type { WatchCacheEvent } from "./watch-cache-event.js"
 
 const scopeKey = (namespace: string, name: string) => `${namespace}\u0000${name}`
 
-export class IndexedWatchersShape {
+/** cacher.go's indexed watchers as the Cacher's parts see them */
+export interface IndexedWatchersShape {
+  /** the watchers that asked for bookmarks (the bookmark tick walks only these) */
+  readonly bookmarkWatchers: ReadonlySet<CacheWatcher>
+  /** how many were terminated for not keeping up */
+  readonly terminated: number
+  readonly size: number
+  add(w: CacheWatcher): void
+  /** forget: out of every index, and stopped */
+  remove(w: CacheWatcher): void
+  /** closed for not keeping up: its watch ends without an ERROR */
+  terminate(w: CacheWatcher): void
+  terminateAll(): void
+  /** startDispatching: the watchers that may care about an event (its namespace/name scopes, its trigger values) */
+  candidates(e: WatchCacheEvent, out: Array<CacheWatcher>): void
+}
+
+class IndexedWatchersState implements IndexedWatchersShape {
   private readonly all = new Map<number, CacheWatcher>()
   private readonly byScope = new Map<string, Set<CacheWatcher>>()
   private readonly byTrigger = new Map<string, Set<CacheWatcher>>()
@@ -98,7 +115,7 @@ export class IndexedWatchers extends Context.Tag("etcd-effect/kubernetes/cacher/
     IndexedWatchers,
     Effect.gen(function* () {
       const config = yield* CacherConfig
-      const set = new IndexedWatchersShape(config.indexedTrigger?.field)
+      const set = new IndexedWatchersState(config.indexedTrigger?.field)
       yield* Effect.addFinalizer(() => Effect.sync(() => set.terminateAll()))
       return set
     })

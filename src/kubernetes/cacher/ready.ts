@@ -5,7 +5,20 @@
 import { Context, Effect, Layer } from "effect"
 import { newTooManyRequests, type TooManyRequests } from "../api/status.js"
 
-export class ReadyShape {
+/** ready.go's ready as the Cacher's parts see it */
+export interface ReadyShape {
+  readonly isReady: boolean
+  /** bumped on every transition to Ready (a watch registered across a relist is closed) */
+  readonly generation: number
+  setReady(): void
+  /** back to Pending with the reason (a relist failed or the watch broke) */
+  setError(err: string | undefined): void
+  stop(): void
+  /** the 429 a request gets while the cache is not ready */
+  notReady(): TooManyRequests
+}
+
+class ReadyState implements ReadyShape {
   private state: "Pending" | "Ready" | "Stopped" = "Pending"
   private since: number
   private lastError: string | undefined
@@ -56,7 +69,7 @@ export class Ready extends Context.Tag("etcd-effect/kubernetes/cacher/Ready")<Re
     Ready,
     Effect.gen(function* () {
       const clock = yield* Effect.clock
-      const ready = new ReadyShape(() => clock.unsafeCurrentTimeMillis())
+      const ready = new ReadyState(() => clock.unsafeCurrentTimeMillis())
       yield* Effect.addFinalizer(() => Effect.sync(() => ready.stop()))
       return ready
     })

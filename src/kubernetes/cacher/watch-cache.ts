@@ -41,7 +41,48 @@ export type Interval =
   | { readonly _tag: "Snapshot"; readonly elements: ReadonlyArray<StoreElement>; readonly resourceVersion: bigint }
   | { readonly _tag: "Events"; readonly events: ReadonlyArray<WatchCacheEvent>; readonly resourceVersion: bigint }
 
-export class WatchCacheShape {
+/** watch_cache.go's watchCache as the Cacher's parts see it: read-only state and its operations. */
+export interface WatchCacheShape {
+  /** the ring's capacity: it grows and shrinks by the 75 s rule */
+  readonly capacity: number
+  /** the RV of the last Replace (relist) */
+  readonly listResourceVersion: bigint
+  readonly resourceVersion: bigint
+  readonly store: ReadonlyMap<string, StoreElement>
+  /** changes with every change of the store (an event or a relist): what was read from it is stale */
+  readonly generation: number
+  /** events held in the ring */
+  readonly size: number
+  /** how many readers wait for freshness (the progress requester runs while > 0) */
+  readonly waiting: number
+  /** Replace: the store from a relist at `rv`, the ring emptied */
+  replace(objects: ReadonlyArray<KubeObject>, rv: bigint): void
+  /** an event from the reflector: into the ring and the store */
+  processEvent(type: "ADDED" | "MODIFIED" | "DELETED", object: KubeObject, rv: bigint): WatchCacheEvent
+  /** a bookmark or progress notification: the cache is at `rv` */
+  updateResourceVersion(rv: bigint): void
+  /** the events after `rv`, or the store when the ring does not reach back (a 410 below both) */
+  eventsSince(rv: bigint): Interval | StatusError
+  /** etcd compacted at `rev`: no list snapshot below it */
+  compact(rev: bigint): void
+  /** the store as of `rv` (within the ring), optionally under a key prefix */
+  snapshotAt(rv: bigint, prefix?: string): Interval | StatusError
+  /** the store now, optionally under a key prefix */
+  snapshot(prefix?: string): Extract<Interval, { readonly _tag: "Snapshot" }>
+  /** returns once the cache is at `rv` or beyond; 504 "Too large resource version" after 3 s */
+  waitUntilFresh(rv: bigint): Effect.Effect<void, StatusError>
+}
+
+/** A watch cache (the WatchCache layer builds one per Cacher; tests build their own). */
+export const makeWatchCache = (
+  keyFunc: (obj: KubeObject) => string,
+  getAttrs: AttrFunc,
+  now: () => number,
+  upperBound = UPPER_BOUND_CAPACITY,
+  onResize: (from: number, to: number) => void = () => {}
+): WatchCacheShape => new WatchCacheState(keyFunc, getAttrs, now, upperBound, onResize)
+
+class WatchCacheState implements WatchCacheShape {
   /** the ring: events[head, events.length) are live; capacity grows and shrinks by the 75 s rule */
   private events: Array<WatchCacheEvent> = []
   private head = 0
@@ -301,7 +342,7 @@ export class WatchCache extends Context.Tag("etcd-effect/kubernetes/cacher/Watch
       const gauge = tagged(capacityGauge)
       const increases = tagged(capacityIncreases)
       const decreases = tagged(capacityDecreases)
-      const watchCache = new WatchCacheShape(
+      const watchCache = makeWatchCache(
         keyFunc,
         config.getAttrs ?? defaultAttrs,
         () => clock.unsafeCurrentTimeMillis(),

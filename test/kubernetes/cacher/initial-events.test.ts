@@ -11,7 +11,7 @@ import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import * as Labels from "../../../src/kubernetes/api/labels.js"
 import { filterFor } from "../../../src/kubernetes/cacher/cacher-deps.js"
 import { InitialEvents } from "../../../src/kubernetes/cacher/initial-events.js"
-import { WatchCacheShape } from "../../../src/kubernetes/cacher/watch-cache.js"
+import { makeWatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
 import { defaultAttrs, selectionPredicate } from "../../../src/kubernetes/storage/selection-predicate.js"
 
 const keyOf = (o: KubeObject) => `/cm/${o.metadata.namespace}/${o.metadata.name}`
@@ -34,7 +34,7 @@ describe("InitialEvents", () => {
     "a watch from 0 starts with the objects under its key that pass its selector, shared only while the cache is unchanged",
     [fc.array(op, { maxLength: 50 })],
     ([ops]) => {
-      const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0)
+      const wc = makeWatchCache(keyOf, defaultAttrs, () => 0)
       const initial = new InitialEvents()
       const model = new Map<string, KubeObject>()
       let rv = 1n
@@ -85,7 +85,7 @@ describe("InitialEvents", () => {
   )
 
   it("two watches of one key and selector at one cache state share one list; an event makes the next one anew", () => {
-    const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0)
+    const wc = makeWatchCache(keyOf, defaultAttrs, () => 0)
     wc.replace([{ metadata: { name: "x", namespace: "a" } }], 5n)
     const initial = new InitialEvents()
     const all = (k: string, attrs: unknown) => k.startsWith("/cm/a/") && attrs !== undefined

@@ -10,7 +10,7 @@ import type { KubeObject } from "../../../src/kubernetes/api/object-meta.js"
 import { defaultAttrs } from "../../../src/kubernetes/storage/selection-predicate.js"
 import { suggestedWatchChannelSize } from "../../../src/kubernetes/cacher/cache-watcher.js"
 import { CacherConfig } from "../../../src/kubernetes/cacher/config.js"
-import { LOWER_BOUND_CAPACITY, WatchCacheShape, WatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
+import { LOWER_BOUND_CAPACITY, makeWatchCache, WatchCache } from "../../../src/kubernetes/cacher/watch-cache.js"
 
 const obj = (name: string): KubeObject => ({ metadata: { name, namespace: "ns" } })
 const keyOf = (o: KubeObject) => `/pods/${o.metadata.namespace}/${o.metadata.name}`
@@ -18,7 +18,7 @@ const keyOf = (o: KubeObject) => `/pods/${o.metadata.namespace}/${o.metadata.nam
 describe("watchCache", () => {
   it("the ring grows while everything in it is younger than 75 s, and shrinks when its newest quarter is older", () => {
     let now = 0
-    const wc = new WatchCacheShape(keyOf, defaultAttrs, () => now, 1600)
+    const wc = makeWatchCache(keyOf, defaultAttrs, () => now, 1600)
     wc.replace([], 1n)
     let rv = 1n
     for (let i = 0; i < 100; i++) wc.processEvent("ADDED", obj(`o${i}`), ++rv)
@@ -37,7 +37,7 @@ describe("watchCache", () => {
   })
 
   it("too old: below the oldest event kept (or the relist RV while nothing was evicted) is 410", () => {
-    const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0, 100)
+    const wc = makeWatchCache(keyOf, defaultAttrs, () => 0, 100)
     expect(Either.isLeft(Either.right(0))).toBe(false)
     const uninit = wc.eventsSince(5n)
     expect("message" in uninit && uninit.message).toBe(
@@ -60,7 +60,7 @@ describe("watchCache", () => {
   })
 
   it("events carry the object before them; snapshots are sorted by key", () => {
-    const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0)
+    const wc = makeWatchCache(keyOf, defaultAttrs, () => 0)
     wc.replace([obj("b"), obj("a")], 5n)
     const e = wc.processEvent("MODIFIED", { metadata: { name: "a", namespace: "ns", labels: { x: "1" } } }, 6n)
     expect(e.prevObject).toEqual(obj("a"))
@@ -90,7 +90,7 @@ describe("watchCache", () => {
       })
     ],
     ([ops, prefixes]) => {
-      const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0)
+      const wc = makeWatchCache(keyOf, defaultAttrs, () => 0)
       const model = new Map<string, KubeObject>()
       let rv = 1n
       wc.replace([], rv)
@@ -123,7 +123,7 @@ describe("watchCache", () => {
 
   it.effect("waitUntilFresh returns once the cache reaches the RV, else 'Too large resource version' after 3 s", () =>
     Effect.gen(function* () {
-      const wc = new WatchCacheShape(keyOf, defaultAttrs, () => 0)
+      const wc = makeWatchCache(keyOf, defaultAttrs, () => 0)
       wc.replace([], 10n)
       yield* wc.waitUntilFresh(10n)
       const waiting = yield* Effect.fork(wc.waitUntilFresh(12n))
