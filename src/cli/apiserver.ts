@@ -10,7 +10,7 @@ import { Console, Duration, Effect, FiberRef, HashSet, Logger, LogLevel } from "
 import type { apiserverFlags } from "./flags/apiserver-flags.js"
 import type { ValuesOf } from "./flags/flag.js"
 import type { ParsedRun } from "./flags/parse.js"
-import { failOnFatal } from "../mvcc/fatal.js"
+import { failOnFatal } from "../supervision/fatal.js"
 
 const levels = { debug: LogLevel.Debug, info: LogLevel.Info, warn: LogLevel.Warning, error: LogLevel.Error } as const
 const orNone = (s: string): string | undefined => (s === "" ? undefined : s)

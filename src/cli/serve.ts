@@ -13,7 +13,7 @@
  */
 import { Console, Duration, Effect, FiberRef, HashSet, Layer, Logger } from "effect"
 // Light modules only (constants and flag parsing): the server itself is imported on use, below.
-import { failOnFatal } from "../mvcc/fatal.js"
+import { failOnFatal } from "../supervision/fatal.js"
 import {
   DEFAULT_QUOTA_BYTES,
   MAX_QUOTA_BYTES,

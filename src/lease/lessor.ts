@@ -17,7 +17,7 @@
 import { Context, Deferred, Duration, Effect, Exit, Layer } from "effect"
 import { Backend, type BackendError, type BackendShape } from "../backend/backend.js"
 import { EtcdError, Errors } from "../errors.js"
-import { supervised } from "../mvcc/fatal.js"
+import { supervised } from "../supervision/fatal.js"
 import { type LeaseAttachments, MvccStore, type ResponseHeader } from "../mvcc/kv.js"
 import { RecoveryError } from "../mvcc/recovery-error.js"
 import { LessorCore } from "./lessor-core.js"

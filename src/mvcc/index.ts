@@ -33,6 +33,6 @@ export {
   layerDefault
 } from "./kvstore.js"
 export { compareRevision, type Revision } from "./revision.js"
-export { failOnFatal, Fatal, type FatalShape, LoopDied } from "./fatal.js"
+export { failOnFatal, Fatal, type FatalShape, LoopDied } from "../supervision/fatal.js"
 export { RecoveryError } from "./recovery-error.js"
 export type { WriteResult } from "./pending-write.js"

@@ -10,7 +10,7 @@
 import { Deferred, Effect, FiberId, Queue, type Scope } from "effect"
 import type { BackendError, BackendShape, WriteOp } from "../backend/backend.js"
 import { type EtcdError, Errors } from "../errors.js"
-import { supervised } from "./fatal.js"
+import { supervised } from "../supervision/fatal.js"
 import { revisionKey } from "./key-index.js"
 import type { CompactResponse } from "./kv.js"
 import { bytesToMain, bytesToSub, revToBytes } from "./kv-codec.js"

@@ -13,7 +13,7 @@
  */
 import { Clock, Duration, Effect } from "effect"
 import { Errors } from "../errors.js"
-import { supervised } from "../mvcc/fatal.js"
+import { supervised } from "../supervision/fatal.js"
 import type { MvccStoreShape } from "../mvcc/kv.js"
 import type { AutoCompaction } from "./config.js"
 

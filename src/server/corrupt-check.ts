@@ -19,7 +19,7 @@ import { Duration, Effect, Exit, Schedule } from "effect"
 import type { BackendShape, CorruptRecord } from "../backend/backend.js"
 import { type EtcdError, Errors, GrpcCode } from "../errors.js"
 import { describeCorrupt } from "../mvcc/corrupt-read.js"
-import { supervised } from "../mvcc/fatal.js"
+import { supervised } from "../supervision/fatal.js"
 import { type Alarms, AlarmType } from "./alarms.js"
 
 export interface CorruptGuard {

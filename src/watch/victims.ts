@@ -9,7 +9,7 @@
  * `WatcherGroups`; the store's revision decides which.
  */
 import { Context, Duration, Effect, Layer, type Scope } from "effect"
-import { supervised } from "../mvcc/fatal.js"
+import { supervised } from "../supervision/fatal.js"
 import { MvccStore } from "../mvcc/kv.js"
 import type { EventBatch } from "./event-batch.js"
 import type { WatcherGroup } from "./watcher-group.js"

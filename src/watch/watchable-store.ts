@@ -17,7 +17,7 @@
  */
 import { Clock, Context, Duration, Effect, Layer, Mailbox, type Scope } from "effect"
 import type { Event } from "../mvcc/key-value.js"
-import { supervised } from "../mvcc/fatal.js"
+import { supervised } from "../supervision/fatal.js"
 import { MvccStore, type MvccStoreShape } from "../mvcc/kv.js"
 import { EventBatch, newWatcherBatch, WATCH_BATCH_MAX_REVS } from "./event-batch.js"
 import { Victims, type VictimsShape } from "./victims.js"

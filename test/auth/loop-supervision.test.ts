@@ -9,7 +9,7 @@ import { describe, expect } from "vitest"
 import { AuthStore, layer as authLayer } from "../../src/auth/auth-store.js"
 import { simpleTokenProvider } from "../../src/auth/token-provider.js"
 import { layerMemory } from "../../src/backend/memory.js"
-import { failOnFatal } from "../../src/mvcc/fatal.js"
+import { failOnFatal } from "../../src/supervision/fatal.js"
 import { endedWith } from "../support/loop-died.js"
 
 describe("auth's token sweep is supervised", () => {

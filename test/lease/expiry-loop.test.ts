@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Clock, Effect, Exit, Option, TestClock } from "effect"
 import { Lessor } from "../../src/lease/lessor.js"
-import { failOnFatal } from "../../src/mvcc/fatal.js"
+import { failOnFatal } from "../../src/supervision/fatal.js"
 import { memoryEnv } from "./helpers.js"
 
 describe("lease expiry loop", () => {

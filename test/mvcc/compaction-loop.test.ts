@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { Backend } from "../../src/backend/backend.js"
 import { makeMemoryBackend } from "../../src/backend/memory.js"
-import { failOnFatal } from "../../src/mvcc/fatal.js"
+import { failOnFatal } from "../../src/supervision/fatal.js"
 import { MvccStore } from "../../src/mvcc/kv.js"
 import { layerDefault } from "../../src/mvcc/kvstore.js"
 

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Option, TestClock } from "effect"
-import { failOnFatal } from "../../src/mvcc/fatal.js"
+import { failOnFatal } from "../../src/supervision/fatal.js"
 import type { MvccStoreShape } from "../../src/mvcc/kv.js"
 import { REVISION_CHECK_INTERVAL, runCompactor } from "../../src/server/compactor.js"
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Effect, Exit, Layer, Option, TestClock } from "effect"
 import { layerMemory } from "../../src/backend/memory.js"
-import { failOnFatal, LoopDied } from "../../src/mvcc/fatal.js"
+import { failOnFatal, LoopDied } from "../../src/supervision/fatal.js"
 import { layerDefault } from "../../src/mvcc/kvstore.js"
 import { EventBatch } from "../../src/watch/event-batch.js"
 import { WatchableStore } from "../../src/watch/watchable-store.js"

@@ -9,7 +9,7 @@
  */
 import { Deferred, Duration, Effect, Either, Schedule, Stream } from "effect"
 import type { EtcdClientShape } from "../../client/client.js"
-import { supervised } from "../../mvcc/fatal.js"
+import { supervised } from "../../supervision/fatal.js"
 import type { KubeObject } from "../api/object-meta.js"
 import { fieldLabelNotSupported } from "../api/fields.js"
 import { isDNS1123Subdomain } from "../api/validation.js"

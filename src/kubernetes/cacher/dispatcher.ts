@@ -8,7 +8,7 @@
 import { Context, Duration, Effect, Layer, Metric, Queue, Random } from "effect"
 import type { CacheWatcher } from "./cache-watcher.js"
 import { IndexedWatchers } from "./indexed-watchers.js"
-import { supervised } from "../../mvcc/fatal.js"
+import { supervised } from "../../supervision/fatal.js"
 import { CacherConfig } from "./config.js"
 import { TimeBudget } from "./time-budget.js"
 import type { WatchCacheEvent } from "./watch-cache-event.js"

@@ -4,7 +4,7 @@
  * only where etcd answers such a request safely (storage/etcd3/feature-support.ts).
  */
 import { Effect, Layer } from "effect"
-import { supervised } from "../../mvcc/fatal.js"
+import { supervised } from "../../supervision/fatal.js"
 import { Storage } from "../storage/interfaces.js"
 import { WatchCache } from "./watch-cache.js"
 

@@ -6,7 +6,7 @@
  * synchronous step, then one offer of the batch to the dispatcher's bounded queue (back-pressure).
  */
 import { type Chunk, Effect, Layer, Metric, Queue, Schedule, Stream } from "effect"
-import { supervised } from "../../mvcc/fatal.js"
+import { supervised } from "../../supervision/fatal.js"
 import type { KubeObject } from "../api/object-meta.js"
 import type { StatusError } from "../api/status.js"
 import type { WatchEvent } from "../api/watch-event.js"

@@ -19,7 +19,7 @@ import { NamespaceLifecycle } from "../../../src/kubernetes/apiserver/write/admi
 import { runCompactor } from "../../../src/kubernetes/storage/etcd3/compactor.js"
 import type { StorageShape } from "../../../src/kubernetes/storage/interfaces.js"
 import { encryptCheck } from "../../../src/kubernetes/storage/value/identity.js"
-import { failOnFatal, LoopDied } from "../../../src/mvcc/fatal.js"
+import { failOnFatal, LoopDied } from "../../../src/supervision/fatal.js"
 import { type InProcessServer, startInProcess } from "../../server/support/in-process.js"
 import { endedWith } from "../../support/loop-died.js"
 import { clientFor } from "../storage/conformance/support.js"

@@ -10,7 +10,7 @@
  * relists after its watch ends, the worker retries a failed pass with a growing delay.
  */
 import { Duration, Effect, FiberSet, Queue, type Scope, Stream } from "effect"
-import { supervised } from "../../../mvcc/fatal.js"
+import { supervised } from "../../../supervision/fatal.js"
 import type { KubeObject } from "../../api/object-meta.js"
 import { InternalError } from "../../api/status.js"
 import { Everything } from "../../storage/selection-predicate.js"

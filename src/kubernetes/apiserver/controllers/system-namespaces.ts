@@ -4,7 +4,7 @@
  * missing — one deleted (kube-node-lease may be) comes back once it is gone.
  */
 import { Duration, Effect, Schedule, type Scope } from "effect"
-import { supervised } from "../../../mvcc/fatal.js"
+import { supervised } from "../../../supervision/fatal.js"
 import type { StatusError } from "../../api/status.js"
 import type { Obj } from "../kinds/strategy.js"
 import type { ResourceRegistry } from "../registry.js"

@@ -12,7 +12,7 @@ import type { EtcdClientShape } from "../../../client/client.js"
 import { toText } from "../../../client/key-value.js"
 import { Compare, Op } from "../../../client/op.js"
 import type { EtcdError } from "../../../errors.js"
-import { supervised } from "../../../mvcc/fatal.js"
+import { supervised } from "../../../supervision/fatal.js"
 import { COMPACT_REV_KEY } from "./compact.js"
 
 /** DefaultCompactInterval */

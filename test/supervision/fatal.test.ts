@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Context, Deferred, Effect, Exit, Layer, Logger, Option } from "effect"
-import { failOnFatal, LoopDied, supervised } from "../../src/mvcc/fatal.js"
+import { failOnFatal, LoopDied, supervised } from "../../src/supervision/fatal.js"
 
 class Probe extends Context.Tag("test/Probe")<Probe, { readonly die: Deferred.Deferred<void> }>() {}
 
