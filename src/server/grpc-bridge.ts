@@ -157,7 +157,11 @@ export const makeCallRunner = (
   Effect.gen(function* () {
     const unarySet = yield* FiberSet.make<unknown, unknown>()
     const streamSet = yield* FiberSet.make<unknown, unknown>()
-    // eslint-disable-next-line no-restricted-properties -- only logDefect's log line, on the server's runtime (its logger); calls run in the FiberSets above
+    // The runner that starts every unary call's fiber on the server's runtime (and logDefect's log
+    // line): started synchronously so a handler that never suspends is answered in the same tick
+    // (unsafePoll below); one that goes async is added to unarySet, which the server's scope
+    // interrupts at shutdown. Streams start from streamSet's own runtime.
+    // eslint-disable-next-line no-restricted-properties -- starts each unary call (then owned by unarySet when async) and logDefect's line
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     /** Logs a unary handler's defect (a bug) with the method name, on the server's runtime (its logger). */
     const logDefect = (method: string, cause: Cause.Cause<unknown>): void => {
