@@ -108,6 +108,12 @@ export interface BackendShape {
   readonly verify: Effect.Effect<ReadonlyArray<CorruptRecord>, BackendError>
   /** Every corrupt record a read or `verify` met since open, in the order found, each once. */
   readonly corruptions: () => ReadonlyArray<CorruptRecord>
+  /**
+   * Calls `f` once when the backend fails (fail-stop: a WAL write or fdatasync, an LMDB commit),
+   * also when no write waits on it (an LMDB commit fails in the background); at once when it has
+   * failed already. A backend that cannot fail (memory) need not have it.
+   */
+  readonly onFailure?: (f: (error: BackendError) => void) => void
 }
 
 export class Backend extends Context.Tag("etcd-effect/Backend")<Backend, BackendShape>() {}

@@ -10,6 +10,7 @@
 import { Effect } from "effect"
 import { errorText } from "../errors.js"
 import { BackendError } from "./backend.js"
+import { lmdbCommitCause } from "./disk-full.js"
 import type { LmdbCore } from "./lmdb-core.js"
 import { putAppliedMark, putOps } from "./lmdb-env.js"
 import type { StagedBatch } from "./staged-batch.js"
@@ -43,7 +44,7 @@ export const startApply = (c: LmdbCore): void => {
       putAppliedMark(c.env, mark)
     })
   } catch (e) {
-    onApplyFailed(c, group, e)
+    applyFailed(c, group, e)
     return
   }
   const startedAt = TRACE_PUT_EVENT ? traceNow() : 0
@@ -52,9 +53,13 @@ export const startApply = (c: LmdbCore): void => {
       if (TRACE_PUT_EVENT) traceApply(startedAt)
       onApplied(c, group, mark)
     },
-    (e: unknown) => onApplyFailed(c, group, e)
+    (e: unknown) => applyFailed(c, group, e)
   )
 }
+
+/** The transaction failed: its real cause first (lmdb-js hands it over later; a full disk is told apart). */
+const applyFailed = (c: LmdbCore, group: Array<StagedBatch>, e: unknown): void =>
+  void lmdbCommitCause(e, c.dbPath).then((cause) => onApplyFailed(c, group, cause))
 
 const onApplied = (c: LmdbCore, group: Array<StagedBatch>, mark: number): void => {
   c.applying = undefined
@@ -81,9 +86,12 @@ const onApplyFailed = (c: LmdbCore, group: Array<StagedBatch>, cause: unknown): 
   // Acknowledged batches: back in the queue so the overlay rebuilt by fail keeps them.
   c.unapplied = group.concat(c.unapplied)
   if (c.failure !== undefined) return
+  const message = `backend: commit failed: ${errorText(cause)}`
+  // The WAL group in flight may still become durable: its outcome is unknown, never "no space".
   c.fail(
-    new BackendError({ reason: "WriteFailed", message: `backend: commit failed: ${errorText(cause)}`, cause }),
-    c.walGroup ?? []
+    new BackendError({ reason: "WriteFailed", message, cause }),
+    c.walGroup ?? [],
+    new BackendError({ reason: "WriteFailed", message })
   )
 }
 

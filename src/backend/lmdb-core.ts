@@ -94,6 +94,8 @@ export class LmdbCore {
    */
   lmdbInUseBytes: number | undefined = undefined
   failure: BackendError | undefined = undefined
+  /** told once, when the backend fails (`onFailure`) */
+  failureListeners: Array<(error: BackendError) => void> = []
   closed = false
 
   constructor(options: CoreOptions, tasks: CoreTasks) {
@@ -128,19 +130,25 @@ export class LmdbCore {
    * Fail-stop: every batch not yet acknowledged fails (`inFlight`, then the staged ones); the
    * overlay is rebuilt from the acknowledged batches LMDB does not hold yet (durable in the WAL,
    * replayed at the next open), so reads go on showing exactly what was acknowledged; every later
-   * write fails at once.
+   * write fails at once. `inFlightError` (default: `error`) is what the in-flight batches get when
+   * their outcome differs from the staged ones' (a WAL group still being written when LMDB failed
+   * may yet be durable: unknown, where the staged ones are surely refused).
    */
-  fail(error: BackendError, inFlight: ReadonlyArray<StagedBatch>): void {
+  fail(error: BackendError, inFlight: ReadonlyArray<StagedBatch>, inFlightError: BackendError = error): void {
     this.failure = error
     this.clearApplyTimer()
-    const doomed = inFlight.concat(this.staged)
+    const staged = this.staged
     this.staged = []
     this.overlay.clear()
     for (const b of this.applying ?? []) this.overlay.stage(b)
     for (const b of this.unapplied) this.overlay.stage(b)
-    for (const b of doomed) b.settle(error)
+    for (const b of inFlight) b.settle(inFlightError)
+    for (const b of staged) b.settle(error)
     const ws = this.applyWaiters
     this.applyWaiters = []
     for (const w of ws) w.resume(error)
+    const ls = this.failureListeners
+    this.failureListeners = []
+    for (const l of ls) l(error)
   }
 }

@@ -38,6 +38,9 @@ export const openEnv = (dbPath: string, pageSize: number | undefined, noSync = f
     noSync,
     noMetaSync: noSync,
     useWritemap: false,
+    // Every write goes through `batch` already; lmdb-js's own event-turn batch would wrap it in a
+    // promise nobody handles, which a failed commit (a full disk) rejects: an unhandled rejection.
+    eventTurnBatching: false,
     keyEncoding: "binary",
     encoding: "binary",
     ...(pageSize !== undefined ? { pageSize } : {})

@@ -31,6 +31,7 @@
 import { Effect, Layer, type Scope } from "effect"
 import { Backend, BackendError, type BackendShape, CorruptRecord, type WriteOp } from "./backend.js"
 import { fsyncDir, type LockMode, openDataDir } from "./data-dir.js"
+import { lmdbCommitCause } from "./disk-full.js"
 import { enqueue, stage, startWal } from "./group-commit.js"
 import { awaitApplied, startApply } from "./lmdb-apply.js"
 import { LmdbCore, type LmdbStats } from "./lmdb-core.js"
@@ -97,7 +98,7 @@ export const makeLmdbBackend = (
     }
     // An environment from before checksums (layout 2) has its values sealed now, in one transaction.
     yield* Effect.tryPromise({
-      try: () => ensureSealed(env),
+      try: () => ensureSealed(env).catch(async (e: unknown) => Promise.reject(await lmdbCommitCause(e, layout.dbPath))),
       catch: (e) => unreadable(layout.dir, "cannot add checksums to the stored values", e)
     })
     const stats: LmdbStats = { commits: 0, batches: 0, walSyncs: 0, replayed: 0 }
@@ -184,7 +185,11 @@ const backendOf = (core: LmdbCore): BackendShape => {
       if (core.closed) return Effect.fail(new BackendError({ reason: "Closed", message: "backend is closed" }))
       return Effect.tap(verifyAll(dbs), (bad) => bad.forEach(note))
     }),
-    corruptions: () => [...found.values()]
+    corruptions: () => [...found.values()],
+    onFailure: (f) => {
+      if (core.failure !== undefined) f(core.failure)
+      else core.failureListeners.push(f)
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import * as fs from "node:fs"
 import { Effect } from "effect"
 import type { BackendError } from "./backend.js"
 import type { DataDirLayout } from "./data-dir.js"
+import { lmdbCommitCause } from "./disk-full.js"
 import type { LmdbStats } from "./lmdb-core.js"
 import { type LmdbEnv, putAppliedMark, putOps, readAppliedMark, unreadable } from "./lmdb-env.js"
 import { DEFAULT_SEGMENT_BYTES, readWal, WalCorrupt, type WalIo, WalWriter } from "./wal.js"
@@ -39,10 +40,12 @@ export const replayWal = (
       const last = wal.records[wal.records.length - 1]!.seq
       yield* Effect.tryPromise({
         try: () =>
-          env.root.batch(() => {
-            for (const r of wal.records) putOps(env.dbs, r.ops)
-            putAppliedMark(env, last)
-          }),
+          env.root
+            .batch(() => {
+              for (const r of wal.records) putOps(env.dbs, r.ops)
+              putAppliedMark(env, last)
+            })
+            .catch(async (e: unknown) => Promise.reject(await lmdbCommitCause(e, layout.dbPath))),
         catch: (e) => unreadable(layout.dir, "cannot replay the write-ahead log into LMDB", e)
       })
       stats.commits++

@@ -73,6 +73,39 @@ export const listSegments = (dir: string): Array<SegmentFile> => {
 
 export class WalCorrupt extends Error {}
 
+/** `buffers` without their first `n` bytes. */
+const skipBytes = (buffers: ReadonlyArray<Buffer>, n: number): Array<Buffer> => {
+  const out: Array<Buffer> = []
+  let left = n
+  for (const b of buffers) {
+    if (left >= b.length) left -= b.length
+    else {
+      out.push(left > 0 ? b.subarray(left) : b)
+      left = 0
+    }
+  }
+  return out
+}
+
+/**
+ * Writes all `total` bytes of `buffers` at `position`: a short write (the disk filling up) goes on
+ * with the rest, as Go's os.File.Write does, so the call that cannot write reports why (ENOSPC).
+ */
+const writeAll = (
+  io: WalIo,
+  fd: number,
+  buffers: ReadonlyArray<Buffer>,
+  position: number,
+  total: number,
+  done: (err: Error | null) => void
+): void =>
+  io.writev(fd, buffers, position, (err, written) => {
+    if (err !== null) return done(err)
+    if (written >= total) return done(null)
+    if (written <= 0) return done(new Error(`short write: 0 of ${total} bytes`))
+    writeAll(io, fd, skipBytes(buffers, written), position + written, total - written, done)
+  })
+
 export interface WalContents {
   /** the records after `applied`, in order, seq applied+1, applied+2, … */
   readonly records: ReadonlyArray<DecodedRecord>
@@ -196,9 +229,8 @@ export class WalWriter {
         total = allocated - this.pos
       }
     }
-    this.options.io.writev(fd, buffers, this.pos, (err, written) => {
-      if (err !== null) return done(err)
-      if (written !== total) return done(new Error(`short write to ${seg.path}: ${written} of ${total} bytes`))
+    writeAll(this.options.io, fd, buffers, this.pos, total, (err) => {
+      if (err !== null) return this.cutBack(fd, err, done)
       this.options.io.fdatasync(fd, (err2) => {
         if (err2 !== null) return done(err2)
         const finish = () => {
@@ -212,6 +244,15 @@ export class WalWriter {
         else finish()
       })
     })
+  }
+
+  /**
+   * After a failed write (a full disk): the segment is cut back to the end of the last durable
+   * group, so nothing of the failed one can be replayed — its write is refused, not unknown. The
+   * log is not written again (fail-stop); `done` gets the write's error either way.
+   */
+  private cutBack(fd: number, err: Error, done: (err?: Error) => void): void {
+    fs.ftruncate(fd, this.pos, (e) => (e !== null ? done(err) : this.options.io.fdatasync(fd, () => done(err))))
   }
 
   /** Deletes the segments whose every record is at or below `applied` (in LMDB), except the one being written. */

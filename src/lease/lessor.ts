@@ -117,6 +117,14 @@ export interface LessorShape {
   readonly timeToLive: (req: LeaseTimeToLiveRequest) => Effect.Effect<LeaseTimeToLiveResponse>
   /** LeaseLeases */
   readonly leases: Effect.Effect<LeaseLeasesResponse>
+  /**
+   * The member's say over the revocations the lessor makes on its own (an expired lease, by the
+   * expiry loop or by a renew that finds it expired): while `refusal` answers an error they are not
+   * made, and an expired lease keeps its keys until a later round (the retry interval) may revoke
+   * it. The server sets the CORRUPT alarm's refusal, as etcd's applierV3Corrupt refuses the
+   * LeaseRevoke its lessor proposes. Replaces the previous one; none by default.
+   */
+  readonly guardRevocations: (refusal: () => EtcdError | undefined) => void
 }
 
 export class Lessor extends Context.Tag("etcd-effect/Lessor")<Lessor, LessorShape>() {}
@@ -167,6 +175,7 @@ const make = (config: LessorConfig) =>
     /** completion signals of revokes in flight: whoever finds the lease gone waits for its keys to go */
     const revokeDone = new Map<bigint, Deferred.Deferred<void>>()
     const header = (): ResponseHeader => ({ revision: store.rev() })
+    let refusal: () => EtcdError | undefined = () => undefined
 
     // A backend that cannot write is a broken disk: etcd panics; like the store, we log it and
     // answer "server stopped" rather than acknowledge what the disk does not hold.
@@ -293,9 +302,13 @@ const make = (config: LessorConfig) =>
           }
           case "NotFound":
             return awaitRevoke(id).pipe(Effect.zipRight(Effect.fail(Errors.leaseNotFound())))
-          case "Expired":
-            // etcd waits for the pending revoke and then answers "not found"; we revoke right away.
+          case "Expired": {
+            // etcd waits for the pending revoke and then answers "not found"; we revoke right away,
+            // unless revocations are refused (CORRUPT): then the refusal, the lease and its keys stay
+            const refused = refusal()
+            if (refused !== undefined) return Effect.fail(refused)
             return revokeLease(id).pipe(Effect.zipRight(Effect.fail(Errors.leaseNotFound())))
+          }
         }
       })
 
@@ -335,11 +348,17 @@ const make = (config: LessorConfig) =>
 
     // --- the expiry fiber (etcd's runLoop + revokeExpiredLeases) ---
     const revokeLimit = Math.max(1, Math.floor(config.revokeRate / 2))
+    // etcd's revokeExpiredLeases proposes a LeaseRevoke per lease; a refused one ("failed to revoke
+    // lease") leaves the lease expired, handed out again after the retry interval (findExpired).
+    const revokeExpiredLease = (id: bigint): Effect.Effect<ResponseHeader | undefined, EtcdError> => {
+      const refused = refusal()
+      return refused === undefined ? revokeLease(id) : Effect.fail(refused)
+    }
     const revokeExpired = Effect.suspend(() =>
       Effect.forEach(
         core.findExpired(now(), revokeLimit),
         (lease) =>
-          revokeLease(lease.id).pipe(
+          revokeExpiredLease(lease.id).pipe(
             // revoked meanwhile by a client: nothing left to do
             Effect.catchIf(isLeaseNotFound, () => Effect.void),
             Effect.catchAllCause((cause) =>
@@ -366,7 +385,10 @@ const make = (config: LessorConfig) =>
       renew,
       keepAlive,
       timeToLive,
-      leases
+      leases,
+      guardRevocations: (f) => {
+        refusal = f
+      }
     })
   })
 

@@ -87,6 +87,10 @@ export const make: Effect.Effect<MvccStoreShape, RecoveryError, Backend | KvStor
     s.onBackendFailure = (message) => {
       runFork(fatal.loopDied(new LoopDied({ loop: "backend", message })))
     }
+    // a failure no write waits on (an LMDB commit in the background) stops the member too, at once
+    backend.onFailure?.((error) => {
+      s.backendFailed(error)
+    })
     const marks = yield* Effect.try({
       try: () =>
         restore(s, (e) =>

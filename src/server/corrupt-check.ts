@@ -13,7 +13,10 @@
  *   again at that period (`periodicCheck`, a supervised loop on Effect's Clock).
  * - While CORRUPT is up, Put, DeleteRange, a Txn that writes, Compact, LeaseGrant and LeaseRevoke
  *   fail with "etcdserver: corrupt cluster" (DataLoss), as etcd's applierV3Corrupt; Range and
- *   read-only Txns still run (etcd serves them outside the applier). `etcdctl alarm disarm` lifts it.
+ *   read-only Txns still run (etcd serves them outside the applier). The lessor's own revocations
+ *   of expired leases are refused too (server.ts hands it `up`): their keys stay until the alarm
+ *   is lifted, as etcd's lessor proposes a LeaseRevoke that applierV3Corrupt refuses.
+ *   `etcdctl alarm disarm` lifts it.
  */
 import { Duration, Effect, Exit, Schedule } from "effect"
 import type { BackendShape, CorruptRecord } from "../backend/backend.js"

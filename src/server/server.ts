@@ -27,6 +27,7 @@ import { Lessor, layer as lessorLayer } from "../lease/lessor.js"
 import { MvccStore } from "../mvcc/kv.js"
 import { layer as kvStoreLayer, layerConfig as kvStoreConfig } from "../mvcc/kvstore.js"
 import type { RecoveryError } from "../mvcc/recovery-error.js"
+import { Errors } from "../errors.js"
 import { packageDefinition, serviceDefinition, type ServiceName } from "../proto/load.js"
 import { WatchableStore, layer as watchableLayer } from "../watch/watchable-store.js"
 import { runCompactor } from "./compactor.js"
@@ -162,6 +163,8 @@ export const layerServer = (
         yield* Effect.logWarning(`${WAL_FAULT_ENV} is set: the write-ahead log fails on purpose (tests only)`)
       }
       const corrupt = makeCorruptGuard(alarms, identity.memberId)
+      // under CORRUPT an expired lease keeps its keys: etcd's corrupt applier refuses the lessor's LeaseRevoke
+      lessor.guardRevocations(() => (corrupt.up() ? Errors.corrupt() : undefined))
       yield* initialCheck(backend, corrupt, config.initialCorruptCheck)
       if (Duration.greaterThan(config.corruptCheckTime, Duration.zero)) {
         yield* Effect.forkScoped(periodicCheck(backend, corrupt, config.corruptCheckTime))
