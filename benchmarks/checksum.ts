@@ -18,14 +18,34 @@ process.on("exit", () => cleanup.now())
 process.on("SIGINT", () => process.exit(130))
 process.on("SIGTERM", () => process.exit(130))
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "3" },
-    only: { type: "string", default: "put,range" },
-    before: { type: "string", default: "8821e87" },
-    after: { type: "string", default: "41ae060" }
+const usage = `usage: npm run bench:checksum [-- options]
+  --rounds N        alternating rounds (default 3)
+  --only a,b        bench:compare scenarios (default put,range)
+  --before C, --after C   the commits built before/after (default 8821e87, 41ae060)`
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        help: { type: "boolean", short: "h", default: false },
+        rounds: { type: "string", default: "3" },
+        only: { type: "string", default: "put,range" },
+        before: { type: "string", default: "8821e87" },
+        after: { type: "string", default: "41ae060" }
+      }
+    })
+  } catch (e) {
+    process.stderr.write(`bench:checksum: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`)
+    return process.exit(1)
   }
-})
+})()
+if (values.help) {
+  process.stdout.write(`${usage}\n`)
+  process.exit(0)
+}
+if (!Number.isInteger(Number(values.rounds)) || Number(values.rounds) < 1) {
+  process.stderr.write(`bench:checksum: --rounds must be a positive integer, got ${values.rounds}\n`)
+  process.exit(1)
+}
 const root = projectRoot()
 const etcd36 = goInstruments(root).bins["ETCD_36_BIN"]
 if (etcd36 === undefined) {

@@ -39,18 +39,51 @@ for (const s of ["SIGINT", "SIGTERM"] as const) {
   })
 }
 
-const { values } = parseArgs({
-  options: {
-    rounds: { type: "string", default: "5" },
-    only: { type: "string", default: "serve-empty,serve-1m,apiserver" },
-    keys: { type: "string", default: "1000000" },
-    prepare: { type: "boolean", default: false },
-    "cpu-prof": { type: "string" }
+const usage = `usage: npm run bench:startup [-- options]
+  --rounds N        alternating rounds (default 5)
+  --only a,b        serve-empty, serve-1m, apiserver (default all three)
+  --keys N          keys in the serve-1m data dirs (default 1000000)
+  --prepare         write the serve-1m data dirs anew (else the cached ones are reused)
+  --cpu-prof DIR    one more start of serve per data dir under node --cpu-prof, profiles in DIR`
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        help: { type: "boolean", short: "h", default: false },
+        rounds: { type: "string", default: "5" },
+        only: { type: "string", default: "serve-empty,serve-1m,apiserver" },
+        keys: { type: "string", default: "1000000" },
+        prepare: { type: "boolean", default: false },
+        "cpu-prof": { type: "string" }
+      }
+    })
+  } catch (e) {
+    process.stderr.write(`bench:startup: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`)
+    return process.exit(1)
   }
-})
+})()
+if (values.help) {
+  process.stdout.write(`${usage}\n`)
+  process.exit(0)
+}
 const rounds = Number(values.rounds)
 const keys = Number(values.keys)
-const only = new Set(values.only.split(","))
+for (const [flag, n] of [
+  ["--rounds", rounds],
+  ["--keys", keys]
+] as const) {
+  if (!Number.isInteger(n) || n < 1) {
+    process.stderr.write(`bench:startup: ${flag} must be a positive integer\n`)
+    process.exit(1)
+  }
+}
+const only = new Set(values.only.split(",").map((x) => x.trim()))
+for (const o of only) {
+  if (!["serve-empty", "serve-1m", "apiserver"].includes(o)) {
+    process.stderr.write(`bench:startup: --only: unknown scenario ${o} (serve-empty, serve-1m, apiserver)\n`)
+    process.exit(1)
+  }
+}
 /** the scenario's name in the table: serve-1m for the default 1,000,000 keys */
 const keysLabel = `serve-${keys % 1_000_000 === 0 ? `${keys / 1_000_000}m` : keys}`
 const say = (line: string) => process.stderr.write(`bench:startup: ${line}\n`)

@@ -19,9 +19,31 @@ process.on("exit", () => cleanup.now())
 process.on("SIGINT", () => process.exit(130))
 process.on("SIGTERM", () => process.exit(130))
 
-const { values } = parseArgs({
-  options: { rounds: { type: "string", default: "3" }, only: { type: "string", default: "put,range" } }
-})
+const usage = `usage: npm run bench:tracing [-- options]
+  --rounds N        alternating rounds (default 3)
+  --only a,b        bench:compare scenarios (default put,range)`
+const { values } = (() => {
+  try {
+    return parseArgs({
+      options: {
+        help: { type: "boolean", short: "h", default: false },
+        rounds: { type: "string", default: "3" },
+        only: { type: "string", default: "put,range" }
+      }
+    })
+  } catch (e) {
+    process.stderr.write(`bench:tracing: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`)
+    return process.exit(1)
+  }
+})()
+if (values.help) {
+  process.stdout.write(`${usage}\n`)
+  process.exit(0)
+}
+if (!Number.isInteger(Number(values.rounds)) || Number(values.rounds) < 1) {
+  process.stderr.write(`bench:tracing: --rounds must be a positive integer, got ${values.rounds}\n`)
+  process.exit(1)
+}
 const etcd36 = goInstruments(projectRoot()).bins["ETCD_36_BIN"]
 if (etcd36 === undefined) {
   process.stderr.write("bench:tracing: etcd 3.6 is not built: run `bash benchmarks/go/build.sh` first\n")
