@@ -446,7 +446,9 @@ const main = async () => {
       `load average ${loadBefore.map((l) => l.toFixed(2)).join(" ")} before, ${loadAfter.map((l) => l.toFixed(2)).join(" ")} after; 1-min load during rounds ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`
   )
   const scenarios = [...new Set(rows.map((r) => r.scenario))]
-  console.log("| scenario | system | median | rounds | ours / better etcd (target ≤ 0.5) |")
+  console.log(
+    "| scenario | system | median | rounds | ours / the better of the others (etcd; kube-apiserver) — target ≤ 0.5 |"
+  )
   console.log("|---|---|---:|---|---:|")
   for (const sc of scenarios) {
     const inScenario = rows.filter((r) => r.scenario === sc)
