@@ -164,6 +164,10 @@ export interface OursOptions {
   readonly readyTimeoutMs?: number
   /** a command the server runs under, e.g. ["taskset", "-c", "1"] (it must exec, keeping the pid) */
   readonly wrap?: ReadonlyArray<string>
+  /** the program (default ourMain(): this tree's dist/cli/main.js), e.g. another commit's build */
+  readonly main?: string
+  /** variables added to its environment (ETCD_* are removed first), e.g. OTEL_EXPORTER_OTLP_ENDPOINT */
+  readonly env?: Readonly<Record<string, string>>
 }
 
 const tail = (lines: Array<string>) =>
@@ -183,7 +187,7 @@ const startOursOnce = async (options: OursOptions): Promise<Server> => {
     ...(options.cpuProfDir !== undefined && options.cpuProfName !== undefined
       ? ["--cpu-prof-name", options.cpuProfName]
       : []),
-    ourMain(),
+    options.main ?? ourMain(),
     "serve",
     "--name",
     "bench",
@@ -199,7 +203,7 @@ const startOursOnce = async (options: OursOptions): Promise<Server> => {
   const child: ChildProcess = spawn(
     wrap[0] ?? process.execPath,
     wrap.length === 0 ? args : [...wrap.slice(1), process.execPath, ...args],
-    { stdio: ["ignore", "pipe", "pipe"], env: cleanEnv() }
+    { stdio: ["ignore", "pipe", "pipe"], env: { ...cleanEnv(), ...options.env } }
   )
   const output: Array<string> = []
   const keep = (chunk: Buffer) => {

@@ -33,6 +33,29 @@ export interface KubeApiServer {
   readonly stop: () => Promise<void>
 }
 
+/** The flags bench:kube-apiserver and bench:startup start kube-apiserver with (`dir` holds sa.key and tokens.csv). */
+export const kubeApiServerArgs = (dir: string, port: number, etcd: string): Array<string> => [
+  `--etcd-servers=http://${etcd}`,
+  "--bind-address=127.0.0.1",
+  `--secure-port=${port}`,
+  "--advertise-address=127.0.0.1",
+  "--endpoint-reconciler-type=none",
+  `--cert-dir=${path.join(dir, "certs")}`,
+  `--token-auth-file=${path.join(dir, "tokens.csv")}`,
+  "--authorization-mode=RBAC",
+  "--service-account-issuer=https://kubernetes.default.svc",
+  `--service-account-key-file=${path.join(dir, "sa.key")}`,
+  `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
+  "--service-cluster-ip-range=10.96.0.0/16"
+]
+
+/** Writes the service-account key and the token file kubeApiServerArgs names into `dir`. */
+export const writeKubeApiServerFiles = (dir: string): void => {
+  const { privateKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 })
+  fs.writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "pkcs1", format: "pem" }))
+  fs.writeFileSync(path.join(dir, "tokens.csv"), `${TOKEN},admin,admin,system:masters\n`)
+}
+
 /** Starts kube-apiserver over the store at `etcd` (host:port) and waits for /readyz. */
 export const startKubeApiServer = async (
   bin: string,
@@ -42,30 +65,13 @@ export const startKubeApiServer = async (
 ): Promise<KubeApiServer> => {
   const dir = fs.mkdtempSync(path.join(root, "kube-apiserver-"))
   cleanup.dirs.add(dir)
-  const { privateKey } = crypto.generateKeyPairSync("rsa", { modulusLength: 2048 })
-  fs.writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "pkcs1", format: "pem" }))
-  fs.writeFileSync(path.join(dir, "tokens.csv"), `${TOKEN},admin,admin,system:masters\n`)
+  writeKubeApiServerFiles(dir)
   const port = await freePort()
   const log = fs.openSync(path.join(dir, "kube-apiserver.log"), "a")
-  const proc: ChildProcess = spawn(
-    bin,
-    [
-      `--etcd-servers=http://${etcd}`,
-      "--bind-address=127.0.0.1",
-      `--secure-port=${port}`,
-      "--advertise-address=127.0.0.1",
-      "--endpoint-reconciler-type=none",
-      `--cert-dir=${path.join(dir, "certs")}`,
-      `--token-auth-file=${path.join(dir, "tokens.csv")}`,
-      "--authorization-mode=RBAC",
-      "--service-account-issuer=https://kubernetes.default.svc",
-      `--service-account-key-file=${path.join(dir, "sa.key")}`,
-      `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
-      "--service-cluster-ip-range=10.96.0.0/16",
-      ...extraArgs
-    ],
-    { env: cleanEnv(), stdio: ["ignore", log, log] }
-  )
+  const proc: ChildProcess = spawn(bin, [...kubeApiServerArgs(dir, port, etcd), ...extraArgs], {
+    env: cleanEnv(),
+    stdio: ["ignore", log, log]
+  })
   fs.closeSync(log)
   if (proc.pid !== undefined) cleanup.pids.add(proc.pid)
   const exitedP = new Promise<void>((resolve) => proc.once("exit", () => resolve()))
