@@ -7,7 +7,7 @@
  * SIGINT/SIGTERM interrupt the program (main.ts): the server stops listening, ends its streams,
  * lets unary calls finish, and the backend flushes and closes; the exit code is 0. Start-up
  * problems (a bad flag value, a port in use, a locked or foreign data dir) fail with one line, and so
- * does a background loop of the member that dies (src/mvcc/fatal.ts): the exit code is then 1.
+ * does a background loop of the member that dies (src/supervision/fatal.ts): the exit code is then 1.
  * Logs are structured (logfmt on stderr); at the default level (info) they say, as etcd's do, that
  * the member is ready and the URLs it serves clients and metrics on.
  */

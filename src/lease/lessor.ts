@@ -8,7 +8,7 @@
  * - Renew (KeepAlive): restarts the countdown and answers the granted TTL.
  * - Expiry: a fiber in the layer's scope checks every 500 ms and revokes up to 500 expired
  *   leases per round (etcd's runLoop with leaseRevokeRate 1000/s). A revoke that fails is retried
- *   later; the loop itself dying fails the member (src/mvcc/fatal.ts).
+ *   later; the loop itself dying fails the member (src/supervision/fatal.ts).
  * - Restart: leases come back from the backend with a fresh countdown (TTL + election timeout,
  *   etcd's Promote) and their keys are re-attached from the store.
  *

@@ -9,7 +9,7 @@
  *
  * "required revision has been compacted" counts as success (someone compacted further already);
  * other failures are logged and retried at the next check; the loop itself dying fails the member
- * (src/mvcc/fatal.ts). Time is Effect's Clock.
+ * (src/supervision/fatal.ts). Time is Effect's Clock.
  */
 import { Clock, Duration, Effect } from "effect"
 import { Errors } from "../errors.js"

@@ -10,7 +10,7 @@
  * `layerWith` composes three services: `WatcherGroups` (the synced and unsynced groups), `Victims`
  * (with syncVictimsLoop) and the store proper (`layerOver`, with syncWatchersLoop); each can be
  * provided on its own. Each loop is a fiber forked in its layer's scope and supervised: one that dies
- * fails the member's program (src/mvcc/fatal.ts). Closing the scope interrupts them, removes the
+ * fails the member's program (src/supervision/fatal.ts). Closing the scope interrupts them, removes the
  * commit listener and closes every open stream. The services are resolved once, when the layer is
  * built; watchers are plain records, never fibers; all group bookkeeping happens inside synchronous
  * sections, which is what etcd's `s.mu` is for.

@@ -1,5 +1,5 @@
 /**
- * The loops' supervision (src/mvcc/fatal.ts): which ends of a loop count as its death, what the
+ * The loops' supervision (src/supervision/fatal.ts): which ends of a loop count as its death, what the
  * program that provides the member's layers sees (failOnFatal, as `serve` runs it), and the default
  * when nobody provides a Fatal (an error log line, not silence).
  */
