@@ -8,6 +8,9 @@ import { runBench } from "./bench.js"
 import { runEndpointStatus } from "./endpoint.js"
 import { runCompaction, runDel, runGet, runPut } from "./kv.js"
 import { runGrant, runKeepAlive, runList, runRevoke, runTimetolive } from "./lease.js"
+import { runSnapshotRestore } from "./snapshot-restore.js"
+import { runSnapshotSave } from "./snapshot-save.js"
+import { runSnapshotStatus } from "./snapshot-status.js"
 import { runWatch } from "./watch.js"
 
 export const clientCommands: Readonly<Record<string, (p: ParsedRun) => Effect.Effect<void>>> = {
@@ -22,5 +25,8 @@ export const clientCommands: Readonly<Record<string, (p: ParsedRun) => Effect.Ef
   "lease keep-alive": runKeepAlive,
   "lease list": runList,
   "endpoint status": runEndpointStatus,
+  "snapshot save": runSnapshotSave,
+  "snapshot status": runSnapshotStatus,
+  "snapshot restore": runSnapshotRestore,
   bench: runBench
 }
