@@ -138,7 +138,12 @@ describe.skipIf(skipEtcd)("etcd-effect snapshot save|status|restore", () => {
       const lease = await writeHistory(etcd.endpoint)
       const file = path.join(dir, "etcd36.db")
       await ctl(etcd.endpoint, ["snapshot", "save", file], etcdctl36!)
-      const s = await restoreAndServe(file, "from36.etcd", ["--name", "m1", "--initial-cluster", "m1=http://localhost:2380"])
+      const s = await restoreAndServe(file, "from36.etcd", [
+        "--name",
+        "m1",
+        "--initial-cluster",
+        "m1=http://localhost:2380"
+      ])
       await sameData(etcd.endpoint, s.endpoint, lease)
     },
     0
@@ -163,22 +168,26 @@ describe.skipIf(skipEtcd)("etcd-effect snapshot save|status|restore", () => {
     expect(old.stderr).toContain("required revision has been compacted")
   }, 0)
 
-  it.skipIf(etcdutl === undefined)("status prints what etcdutl 3.6 prints of the same files", async () => {
-    const files = ["etcd34.db", "etcd36.db", "ours.db"].map((f) => path.join(dir, f)).filter((f) => fs.existsSync(f))
-    expect(files.length).toBeGreaterThan(0)
-    for (const file of files) {
-      for (const w of ["simple", "json", "table", "fields"]) {
-        const mine = await ours(["snapshot", "status", file, "-w", w])
-        const theirs = await run(etcdutl!, ["snapshot", "status", file, "-w", w])
-        expect({ code: mine.code, stdout: mine.stdout }, `${file} -w ${w}`).toEqual({
-          code: theirs.code,
-          stdout: theirs.stdout
-        })
+  it.skipIf(etcdutl === undefined)(
+    "status prints what etcdutl 3.6 prints of the same files",
+    async () => {
+      const files = ["etcd34.db", "etcd36.db", "ours.db"].map((f) => path.join(dir, f)).filter((f) => fs.existsSync(f))
+      expect(files.length).toBeGreaterThan(0)
+      for (const file of files) {
+        for (const w of ["simple", "json", "table", "fields"]) {
+          const mine = await ours(["snapshot", "status", file, "-w", w])
+          const theirs = await run(etcdutl!, ["snapshot", "status", file, "-w", w])
+          expect({ code: mine.code, stdout: mine.stdout }, `${file} -w ${w}`).toEqual({
+            code: theirs.code,
+            stdout: theirs.stdout
+          })
+        }
       }
-    }
-    const protobuf = await ours(["snapshot", "status", files[0]!, "-w", "protobuf"])
-    expect(protobuf).toMatchObject({ code: 4, stderr: "Error: protobuf not supported as output format\n" })
-  }, 0)
+      const protobuf = await ours(["snapshot", "status", files[0]!, "-w", "protobuf"])
+      expect(protobuf).toMatchObject({ code: 4, stderr: "Error: protobuf not supported as output format\n" })
+    },
+    0
+  )
 
   it.skipIf(etcdutl === undefined)(
     "a truncated or altered file and an existing data dir are refused in etcdutl's words, leaving nothing",

@@ -58,9 +58,8 @@ export const runSnapshotSave = (p: ParsedRun): Effect.Effect<void> => {
       )
     ).pipe(
       Effect.provide(
-        Effect.map(
-          Effect.try({ try: () => clientOptions(s, true), catch: (e) => e as Error }),
-          (options) => EtcdClient.layer(options)
+        Effect.map(Effect.try({ try: () => clientOptions(s, true), catch: (e) => e as Error }), (options) =>
+          EtcdClient.layer(options)
         ).pipe(Layer.unwrapEffect)
       )
     )
@@ -68,7 +67,10 @@ export const runSnapshotSave = (p: ParsedRun): Effect.Effect<void> => {
       Effect.gen(function* () {
         yield* body
         if (!hasChecksum(size)) return yield* Effect.fail(new Error(`sha256 checksum not found [bytes: ${size}]`))
-        yield* Effect.try({ try: () => fs.fsyncSync(fd), catch: (e) => new Error(`could not fsync snapshot: ${goErrno(e)}`) })
+        yield* Effect.try({
+          try: () => fs.fsyncSync(fd),
+          catch: (e) => new Error(`could not fsync snapshot: ${goErrno(e)}`)
+        })
       }),
       Effect.sync(() => fs.closeSync(fd))
     )

@@ -49,7 +49,9 @@ export const runSnapshotStatus = (p: ParsedRun): Effect.Effect<void> => {
     try {
       st = fs.statSync(file)
     } catch (e) {
-      return failWith(`stat ${file}: ${(e as { code?: string }).code === "ENOENT" ? "no such file or directory" : String(e)}`)
+      return failWith(
+        `stat ${file}: ${(e as { code?: string }).code === "ENOENT" ? "no such file or directory" : String(e)}`
+      )
     }
     const format = valuesOf<typeof snapshotStatusFlags>(p)["write-out"]
     if (!FORMATS.includes(format)) return failWith("unsupported output format", EXIT_BAD_FEATURE)

@@ -10,38 +10,38 @@ import { bool, string, uint } from "./flag.js"
 const writeOut = string({
   short: "w",
   default: "simple",
-  description: "set the output format (fields, json, protobuf, simple, table)"
+  description: "output format (fields, json, simple, table)"
 })
 
 export const snapshotStatusFlags = { "write-out": writeOut } as const
 
 export const snapshotRestoreFlags = {
-  "bump-revision": uint({ description: "How much to increase the latest revision after restore" }),
-  "data-dir": string({ description: "Path to the output data directory (default <name>.etcd)" }),
+  "bump-revision": uint({ description: "How much to increase the latest revision" }),
+  "data-dir": string({ shownDefault: "<name>.etcd", description: "Path to the output data directory" }),
   "initial-advertise-peer-urls": string({
     default: "http://localhost:2380",
-    description: "List of this member's peer URLs to advertise to the rest of the cluster"
+    description: "This member's peer URLs"
   }),
   "initial-cluster": string({
     default: "default=http://localhost:2380",
-    description: "Initial cluster configuration for restore bootstrap"
+    description: "This member only (name=URL)"
   }),
   "initial-cluster-token": string({
     default: "etcd-cluster",
-    description: "Initial cluster token for the etcd cluster during restore bootstrap"
+    description: "Cluster token (member and cluster ids)"
   }),
   "initial-memory-map-size": uint({
     default: 10737418240,
-    description: "Initial memory map size of the database in bytes (accepted as etcdutl's; LMDB sizes itself)"
+    description: "Accepted as etcdutl's (LMDB sizes itself)"
   }),
   "mark-compacted": bool({
-    description: "Mark the latest revision after restore as the point of scheduled compaction (with --bump-revision)"
+    description: "Mark the latest revision compacted (with --bump-revision)"
   }),
   name: string({ default: "default", description: "Human-readable name for this member" }),
   "skip-hash-check": bool({
-    description: "Ignore snapshot integrity hash value (required if copied from data directory)"
+    description: "Ignore the integrity hash (a db copied from a data dir)"
   }),
-  "wal-dir": string({ description: "Path to the WAL directory (must not exist; ours is <data-dir>/member/wal)" }),
+  "wal-dir": string({ description: "Must not exist (our WAL is <data-dir>/member/wal)" }),
   "write-out": writeOut
 } as const
 

@@ -58,7 +58,8 @@ export const restoreMember = (f: RestoreMemberFlags): RestoredMember | string =>
     cluster.set(name, urls)
   }
   const mine = cluster.get(f.name)
-  if (mine === undefined) return `couldn't find local name ${JSON.stringify(f.name)} in the initial cluster configuration`
+  if (mine === undefined)
+    return `couldn't find local name ${JSON.stringify(f.name)} in the initial cluster configuration`
   if (peers.join(",") !== mine.join(",")) {
     const missing = mine.filter((u) => !peers.includes(u))
     const why =
@@ -73,7 +74,10 @@ export const restoreMember = (f: RestoreMemberFlags): RestoredMember | string =>
   }
   const all = [...cluster.values()].flat()
   if (new Set(all).size !== all.length) {
-    const text = [...cluster].flatMap(([n, us]) => us.map((u) => `${n}=${u}`)).sort().join(",")
+    const text = [...cluster]
+      .flatMap(([n, us]) => us.map((u) => `${n}=${u}`))
+      .sort()
+      .join(",")
     return `initial cluster ${text} has duplicate url`
   }
   const others = [...cluster.keys()].filter((n) => n !== f.name)

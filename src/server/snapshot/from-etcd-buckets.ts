@@ -46,9 +46,11 @@ export const fromEtcdBuckets = (buckets: ReadonlyArray<BoltBucket>): FromEtcd =>
       for (const [k, v] of b.entries)
         if (META_KEPT.includes(k.toString("latin1"))) entries.push({ bucket: "meta", key: copy(k), value: copy(v) })
     } else if (name === "authUsers") {
-      for (const [k, v] of b.entries) entries.push({ bucket: "authUsers", key: copy(k), value: encodeUser(decodeUserPb(v)) })
+      for (const [k, v] of b.entries)
+        entries.push({ bucket: "authUsers", key: copy(k), value: encodeUser(decodeUserPb(v)) })
     } else if (name === "authRoles") {
-      for (const [k, v] of b.entries) entries.push({ bucket: "authRoles", key: copy(k), value: encodeRole(decodeRolePb(v)) })
+      for (const [k, v] of b.entries)
+        entries.push({ bucket: "authRoles", key: copy(k), value: encodeRole(decodeRolePb(v)) })
     } else if (name === "alarm") {
       for (const [k] of b.entries) alarms.push(decodeAlarmKey(k))
     } else if (!DROPPED.has(name)) {
@@ -56,7 +58,11 @@ export const fromEtcdBuckets = (buckets: ReadonlyArray<BoltBucket>): FromEtcd =>
     }
   }
   if (alarms.length > 0) {
-    entries.push({ bucket: "meta", key: ALARMS_KEY, value: new Uint8Array(Buffer.from(JSON.stringify(alarms), "utf8")) })
+    entries.push({
+      bucket: "meta",
+      key: ALARMS_KEY,
+      value: new Uint8Array(Buffer.from(JSON.stringify(alarms), "utf8"))
+    })
   }
   return { entries, unknown }
 }

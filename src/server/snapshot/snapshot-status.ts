@@ -36,7 +36,8 @@ const figures = (buckets: ReadonlyArray<Bucket>): { hash: number; revision: numb
     for (const [k, v] of b.entries) {
       hash = crc32cUpdate(crc32cUpdate(hash, k), v)
       if (!isKey) continue
-      if (k.length < 17) throw new Error(`cannot parse revision key: ${JSON.stringify(Buffer.from(k).toString("latin1"))}`)
+      if (k.length < 17)
+        throw new Error(`cannot parse revision key: ${JSON.stringify(Buffer.from(k).toString("latin1"))}`)
       revision = bytesToMain(k)
       const key = Buffer.from(decodeKeyValue(v).key).toString("latin1")
       if (isTombstoneKey(k)) live.delete(key)
@@ -53,9 +54,13 @@ export const boltStatus = (db: Uint8Array): SnapshotStatus | string => {
   if (buf.length < 80) return "invalid database"
   const errors = checkBolt(db)
   // a file bbolt cannot open at all fails its Open, before any check
-  if (errors.length === 1 && ["invalid database", "file size too small", "version mismatch", "checksum error"].includes(errors[0]!))
+  if (
+    errors.length === 1 &&
+    ["invalid database", "file size too small", "version mismatch", "checksum error"].includes(errors[0]!)
+  )
     return errors[0]!
-  if (errors.length > 0) return `snapshot file integrity check failed. ${errors.length} errors found.\n${errors.join("\n")}`
+  if (errors.length > 0)
+    return `snapshot file integrity check failed. ${errors.length} errors found.\n${errors.join("\n")}`
   try {
     const file = readBolt(db)
     const meta = file.buckets.find((b) => b.name.toString("latin1") === "meta")
