@@ -13,6 +13,9 @@ import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ETCDCTL_BIN, EtcdProcess, skipEtcd } from "../support/etcd.js"
 import { goBins } from "../support/go-bins.js"
+import { readBolt } from "../../src/backend/bbolt/index.js"
+import { SnapshotWriter } from "../../src/backend/snapshot-format.js"
+import { fromEtcdBuckets } from "../../src/server/snapshot/from-etcd-buckets.js"
 import { ensureBuilt, mainJs, ServeProcess, tempDir } from "../server/support/process.js"
 
 interface Run {
@@ -160,6 +163,15 @@ describe.skipIf(skipEtcd)("etcd-effect snapshot save|status|restore", () => {
     const s = await restoreAndServe(file, "fromours.etcd")
     await sameData(source.endpoint, s.endpoint, lease)
 
+    // the same data in our old format (what etcd-effect sent before etcd's): restored alike
+    const oldFormat = path.join(dir, "ours-old-format.db")
+    const writer = new SnapshotWriter()
+    const db = fs.readFileSync(file).subarray(0, -32)
+    for (const e of fromEtcdBuckets(readBolt(db).buckets).entries) writer.add(e.bucket, e.key, e.value)
+    fs.writeFileSync(oldFormat, writer.finish())
+    const fromOld = await restoreAndServe(oldFormat, "fromold.etcd")
+    await sameData(source.endpoint, fromOld.endpoint, lease)
+
     const bumped = await restoreAndServe(file, "bumped.etcd", ["--bump-revision", "100", "--mark-compacted"])
     const before = await served(source.endpoint)
     const after = await served(bumped.endpoint)
@@ -183,6 +195,16 @@ describe.skipIf(skipEtcd)("etcd-effect snapshot save|status|restore", () => {
           })
         }
       }
+      // our old format, which etcdutl cannot read: the same revision and keys as etcd's form of it
+      const old = JSON.parse(
+        (await ours(["snapshot", "status", path.join(dir, "ours-old-format.db"), "-w", "json"])).stdout
+      )
+      const etcds = JSON.parse((await ours(["snapshot", "status", path.join(dir, "ours.db"), "-w", "json"])).stdout)
+      expect({ revision: old.revision, totalKey: old.totalKey, version: old.version }).toEqual({
+        revision: etcds.revision,
+        totalKey: etcds.totalKey,
+        version: ""
+      })
       const protobuf = await ours(["snapshot", "status", files[0]!, "-w", "protobuf"])
       expect(protobuf).toMatchObject({ code: 4, stderr: "Error: protobuf not supported as output format\n" })
     },
