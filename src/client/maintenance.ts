@@ -1,10 +1,12 @@
 /**
- * The Maintenance API, as far as the command line needs it: Status (etcdctl `endpoint status`).
+ * The Maintenance API, as far as the command line needs it: Status (etcdctl `endpoint status`) and
+ * Snapshot (`snapshot save`: the server's backend as a stream of pieces, the last one ending with
+ * the SHA-256 of the whole).
  */
-import { Effect } from "effect"
+import { Chunk, Effect, Option, Stream } from "effect"
 import type { EtcdError } from "../errors.js"
 import type * as M from "../proto/index.js"
-import { type ClientConnectionShape, unaryMethod } from "./connection.js"
+import { type ClientConnectionShape, fromServiceError, unaryMethod } from "./connection.js"
 import type { ResponseHeader } from "./key-value.js"
 import { big, fromWireHeader } from "./wire.js"
 
@@ -21,11 +23,37 @@ export interface StatusResult {
   readonly isLearner: boolean
 }
 
+/** One piece of a snapshot stream: its bytes, and the storage version the server reports (3.6+; else "") */
+export interface SnapshotPiece {
+  readonly blob: Uint8Array
+  readonly version: string
+}
+
 export interface Maintenance {
   readonly status: () => Effect.Effect<StatusResult, EtcdError>
+  /** Maintenance.Snapshot: the pieces in order; interrupting the stream cancels the call */
+  readonly snapshot: () => Stream.Stream<SnapshotPiece, EtcdError>
 }
 
 const Status = unaryMethod<object, M.StatusResponse>("Maintenance", "Status")
+const Snapshot = unaryMethod<object, { blob?: Uint8Array; version?: string }>("Maintenance", "Snapshot")
+
+const snapshotStream = (connection: ClientConnectionShape): Stream.Stream<SnapshotPiece, EtcdError> =>
+  Stream.async<SnapshotPiece, EtcdError>((emit) => {
+    const call = connection.client.makeServerStreamRequest(
+      Snapshot.path,
+      Snapshot.serialize,
+      Snapshot.deserialize,
+      {},
+      connection.metadata()
+    )
+    call.on("data", (r: { blob?: Uint8Array; version?: string }) => {
+      void emit(Effect.succeed(Chunk.of({ blob: r.blob ?? new Uint8Array(0), version: r.version ?? "" })))
+    })
+    call.on("error", (e) => void emit(Effect.fail(Option.some(fromServiceError(e)))))
+    call.on("end", () => void emit(Effect.fail(Option.none())))
+    return Effect.sync(() => call.cancel())
+  })
 
 export const makeMaintenance = (connection: ClientConnectionShape): Maintenance => ({
   status: () =>
@@ -43,5 +71,6 @@ export const makeMaintenance = (connection: ClientConnectionShape): Maintenance 
         dbSizeInUse: big(r.dbSizeInUse),
         isLearner: r.isLearner
       })
-    )
+    ),
+  snapshot: () => snapshotStream(connection)
 })

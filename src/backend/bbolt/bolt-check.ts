@@ -2,11 +2,12 @@
  * bbolt's consistency check (tx_check.go), which `etcdctl snapshot status` runs before trusting a
  * file: no page freed twice; every page of every bucket's tree within the high-water mark,
  * referenced once, not free, a branch or leaf; keys ascending within a page and within the range
- * its parent gives it; every page below the high-water mark reachable or free. Returns the errors
+ * its parent gives it; every page below the high-water mark reachable or free (when the file
+ * persists its freelist: without one, as etcd writes them, bbolt takes the unreachable pages as free). Returns the errors
  * found (none: the file is consistent), in bbolt's wording where it has one.
  */
 import { BoltError } from "./bolt-error.js"
-import { currentMeta, type Meta } from "./bolt-meta.js"
+import { currentMeta, type Meta, NO_FREELIST } from "./bolt-meta.js"
 import { readFreelist } from "./bolt-freelist.js"
 import { BUCKET_LEAF_FLAG, BRANCH_PAGE, LEAF_PAGE, pageTypeName } from "./bolt-page.js"
 import { bucketValue, walkTree } from "./bolt-reader.js"
@@ -72,8 +73,11 @@ export const checkBolt = (bytes: Uint8Array): ReadonlyArray<string> => {
     c.reachable.add(0n).add(1n)
     for (let i = 0n; i < BigInt(free.pages); i++) c.reachable.add(meta.freelist + i)
     c.tree(meta.root)
-    for (let i = 0n; i < meta.pgid; i++) {
-      if (!c.reachable.has(i) && !c.freed.has(i)) c.error(`page ${i}: unreachable unfreed`)
+    // without a persisted freelist (etcd's NoFreelistSync), bbolt takes every unreachable page as free
+    if (meta.freelist !== NO_FREELIST) {
+      for (let i = 0n; i < meta.pgid; i++) {
+        if (!c.reachable.has(i) && !c.freed.has(i)) c.error(`page ${i}: unreachable unfreed`)
+      }
     }
     if (BigInt(buf.length) < meta.pgid * BigInt(meta.pageSize)) c.error(`file is shorter than its ${meta.pgid} pages`)
     return c.errors

@@ -2,7 +2,7 @@
  * The client commands of the full program, by their words (the table's paths): each runs a parsed
  * command line.
  */
-import type { Effect } from "effect"
+import { Effect } from "effect"
 import type { ParsedRun } from "../flags/parse.js"
 import { runBench } from "./bench.js"
 import { runEndpointStatus } from "./endpoint.js"
@@ -22,5 +22,21 @@ export const clientCommands: Readonly<Record<string, (p: ParsedRun) => Effect.Ef
   "lease keep-alive": runKeepAlive,
   "lease list": runList,
   "endpoint status": runEndpointStatus,
+  // loaded on use: restore brings the LMDB backend, which the other commands' start-up need not load
+  "snapshot save": (p) =>
+    Effect.flatMap(
+      Effect.promise(() => import("./snapshot-save.js")),
+      (m) => m.runSnapshotSave(p)
+    ),
+  "snapshot status": (p) =>
+    Effect.flatMap(
+      Effect.promise(() => import("./snapshot-status.js")),
+      (m) => m.runSnapshotStatus(p)
+    ),
+  "snapshot restore": (p) =>
+    Effect.flatMap(
+      Effect.promise(() => import("./snapshot-restore.js")),
+      (m) => m.runSnapshotRestore(p)
+    ),
   bench: runBench
 }

@@ -82,7 +82,9 @@ export const humanBytes = (n: bigint): string => {
   const sizes = ["B", "kB", "MB", "GB", "TB", "PB", "EB"]
   const e = Math.floor(Math.log(s) / Math.log(1000))
   const val = Math.floor((s / 1000 ** e) * 10 + 0.5) / 10
-  return `${val < 10 ? val.toFixed(1) : val.toFixed(0)} ${sizes[e]}`
+  // Go's %.0f rounds a half to even (20.5 → "20")
+  const whole = Math.round(val) - (val % 1 === 0.5 && Math.round(val) % 2 === 1 ? 1 : 0)
+  return `${val < 10 ? val.toFixed(1) : String(whole)} ${sizes[e]}`
 }
 
 /** Lease ids print as 16 hex digits (`%016x`). */

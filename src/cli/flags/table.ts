@@ -9,6 +9,7 @@ import { compaction, del, endpoint, get, globalFlags, lease, put, version, watch
 import type { CommandSpec } from "./command.js"
 import { bool } from "./flag.js"
 import { serve } from "./serve-flags.js"
+import { snapshot } from "./snapshot-flags.js"
 
 /** the program's version (package.json's; a test holds them equal) */
 export const PROGRAM_VERSION = "0.1.0"
@@ -38,7 +39,7 @@ export const root: CommandSpec = {
   globals: true,
   dialect: "pflag",
   runs: "builtin",
-  subcommands: [serve, apiserver, get, put, del, watch, compaction, lease, endpoint, bench, version, help]
+  subcommands: [serve, apiserver, get, put, del, watch, compaction, lease, endpoint, snapshot, bench, version, help]
 }
 
 export { globalFlags }
