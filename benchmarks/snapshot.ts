@@ -153,16 +153,30 @@ const main = async () => {
   try {
     const t0 = performance.now()
     await run(self, ["fill", dir, values.keys, values["value-bytes"]])
-    console.log(`filled ${values.keys} keys of ${values["value-bytes"]} bytes in ${((performance.now() - t0) / 1000).toFixed(1)} s; load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`)
-    console.log("\n| build | round | snapshot bytes | ms to last byte | RSS before, MiB | peak RSS, MiB | peak − before, MiB |")
+    console.log(
+      `filled ${values.keys} keys of ${values["value-bytes"]} bytes in ${((performance.now() - t0) / 1000).toFixed(1)} s; load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`
+    )
+    console.log(
+      "\n| build | round | snapshot bytes | ms to last byte | RSS before, MiB | peak RSS, MiB | peak − before, MiB |"
+    )
     console.log("|---|---:|---:|---:|---:|---:|---:|")
     for (let r = 1; r <= Number(values.rounds); r++) {
       for (const p of programs) {
         const m = await round(p.program, dir)
-        console.log(`| ${p.name} | ${r} | ${m.bytes} | ${m.ms.toFixed(0)} | ${MiB(m.rss)} | ${MiB(m.peak)} | ${MiB(m.peak - m.rss)} |`)
+        console.log(
+          `| ${p.name} | ${r} | ${m.bytes} | ${m.ms.toFixed(0)} | ${MiB(m.rss)} | ${MiB(m.peak)} | ${MiB(m.peak - m.rss)} |`
+        )
       }
     }
-    console.log(`\nload average at the end ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}`)
+    console.log(
+      `\nload average at the end ${os
+        .loadavg()
+        .map((l) => l.toFixed(1))
+        .join(" ")}`
+    )
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
