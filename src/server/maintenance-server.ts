@@ -25,7 +25,7 @@ import { toNumber } from "./kv-pb.js"
 import type { MemberIdentity } from "./member.js"
 import { type AlarmMember, alarmName, type Alarms, AlarmType } from "./alarms.js"
 import { rawAuthError } from "../auth/errors.js"
-import { etcdSnapshot } from "./snapshot/etcd-snapshot.js"
+import { etcdSnapshot, messagesOf } from "./snapshot/etcd-snapshot.js"
 import { type AuthGuard, authInfoGrpc, authInfoOf, type CallWithMetadata, needsAuth } from "./auth-guard.js"
 
 /**
@@ -142,13 +142,16 @@ export const makeMaintenanceService = (
     Snapshot: runner.serverStream<AnyRequest, object>("Snapshot", (call) =>
       Effect.gen(function* () {
         yield* adminOnly(call)
-        const rev = store.rev()
-        const ours = yield* Effect.mapError(backend.snapshot, backendFailure)
-        const data = etcdSnapshot(ours, member, rev, API_VERSION)
+        // the revision and the buckets in one synchronous pass: one consistent view
+        const { rev, pieces } = yield* Effect.sync(() => {
+          const rev = store.rev()
+          return { rev, pieces: etcdSnapshot(backend, member, rev, API_VERSION) }
+        })
         const hdr = header(rev)
-        for (let off = 0; off < data.byteLength; off += SNAPSHOT_CHUNK_BYTES) {
-          const blob = data.subarray(off, Math.min(off + SNAPSHOT_CHUNK_BYTES, data.byteLength))
-          yield* writeAll(call, [{ header: hdr, remaining_bytes: data.byteLength - off - blob.byteLength, blob }])
+        let remaining = pieces.reduce((n, p) => n + p.byteLength, 0)
+        for (const blob of messagesOf(pieces, SNAPSHOT_CHUNK_BYTES)) {
+          remaining -= blob.byteLength
+          yield* writeAll(call, [{ header: hdr, remaining_bytes: remaining, blob }])
         }
       })
     )

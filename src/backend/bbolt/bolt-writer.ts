@@ -81,7 +81,8 @@ class Pages {
 
 const compare = (a: Uint8Array, b: Uint8Array): number => Buffer.compare(a, b)
 
-export const writeBolt = (buckets: ReadonlyArray<BucketInput>, pageSize = DEFAULT_PAGE_SIZE): Buffer => {
+/** The file's bytes in order, page by page as written (`writeBolt` is their concatenation). */
+export const writeBoltPages = (buckets: ReadonlyArray<BucketInput>, pageSize = DEFAULT_PAGE_SIZE): Array<Buffer> => {
   const pages = new Pages(pageSize)
   const top: Array<LeafEntry> = [...buckets]
     .sort((a, b) => compare(a.name, b.name))
@@ -95,5 +96,8 @@ export const writeBolt = (buckets: ReadonlyArray<BucketInput>, pageSize = DEFAUL
   const meta = { pageSize, flags: 0, root, sequence: 0n, freelist: 2n, pgid: pages.next }
   writeMetaPage(head, 0, 0, { ...meta, txid: TXID })
   writeMetaPage(head, pageSize, 1, { ...meta, txid: TXID - 1n })
-  return Buffer.concat([head, emptyFreelistPage(2n, pageSize), ...pages.chunks])
+  return [head, emptyFreelistPage(2n, pageSize), ...pages.chunks]
 }
+
+export const writeBolt = (buckets: ReadonlyArray<BucketInput>, pageSize = DEFAULT_PAGE_SIZE): Buffer =>
+  Buffer.concat(writeBoltPages(buckets, pageSize))

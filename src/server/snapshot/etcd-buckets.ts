@@ -19,11 +19,21 @@ import { ALARMS_KEY, type AlarmMember } from "../alarms.js"
 import type { MemberIdentity } from "../member.js"
 import { encodeAlarmKey } from "./alarm-bucket.js"
 
+/** One of our buckets, every entry in key order (a read of the backend's consistent view). */
+export type ReadBucket = (bucket: BucketName) => ReadonlyArray<readonly [Uint8Array, Uint8Array]>
+
+/** One entry of one of our buckets (what a restore reads back from etcd's buckets). */
 export interface SnapshotEntry {
   readonly bucket: BucketName
   readonly key: Uint8Array
   readonly value: Uint8Array
 }
+
+/** A ReadBucket over a list of entries (each bucket's in key order, as the list gives them). */
+export const readEntries =
+  (entries: ReadonlyArray<SnapshotEntry>): ReadBucket =>
+  (bucket) =>
+    entries.filter((e) => e.bucket === bucket).map((e) => [e.key, e.value] as const)
 
 export interface SnapshotMember {
   readonly identity: MemberIdentity
@@ -44,49 +54,53 @@ const u64 = (n: bigint): Uint8Array => {
 const memberJson = (m: SnapshotMember): string =>
   `{"id":${m.identity.memberId},"peerURLs":${JSON.stringify(m.peerUrls)},"name":${JSON.stringify(m.name)},"clientURLs":${JSON.stringify(m.clientUrls)}}`
 
-type Entries = Array<readonly [Uint8Array, Uint8Array]>
+type Entries = ReadonlyArray<readonly [Uint8Array, Uint8Array]>
+
+const byKey = (a: readonly [Uint8Array, Uint8Array], b: readonly [Uint8Array, Uint8Array]) => Buffer.compare(a[0], b[0])
+
+/** meta's entries, ours left out, with what etcd 3.5 writes; and the alarms our record holds */
+const metaOf = (
+  ours: Entries,
+  member: SnapshotMember,
+  revision: number
+): { readonly meta: Entries; readonly alarms: ReadonlyArray<AlarmMember> } => {
+  let alarms: ReadonlyArray<AlarmMember> = []
+  const meta: Array<readonly [Uint8Array, Uint8Array]> = [
+    [text("confState"), text(`{"voters":[${member.identity.memberId}],"auto_leave":false}`)],
+    [text("consistent_index"), u64(BigInt(revision))],
+    [text("term"), u64(member.identity.raftTerm)]
+  ]
+  for (const [key, value] of ours) {
+    if (Buffer.compare(key, ALARMS_KEY) === 0) alarms = JSON.parse(Buffer.from(value).toString("utf8"))
+    if (Buffer.from(key.buffer, key.byteOffset, key.byteLength).subarray(0, OURS.length).equals(OURS)) continue
+    meta.push([key, value])
+  }
+  return { meta: meta.sort(byKey), alarms }
+}
 
 /**
- * etcd's buckets from our entries (in key order per bucket) and the serving member; `revision` is
- * the store's current revision. A record that does not decode throws (the store would not start).
+ * etcd's buckets from ours, each read once (`read`: in key order, as the backend's range gives
+ * it), and the serving member; `revision` is the store's current revision. A record that does not
+ * decode throws (the store would not start).
  */
 export const toEtcdBuckets = (
-  entries: ReadonlyArray<SnapshotEntry>,
+  read: ReadBucket,
   member: SnapshotMember,
   revision: number,
   apiVersion: string
 ): Array<BucketInput> => {
+  const { meta, alarms } = metaOf(read("meta"), member, revision)
   const out: Record<string, Entries> = {
-    alarm: [],
-    auth: [],
-    authRoles: [],
-    authUsers: [],
+    alarm: alarms.map((a) => [encodeAlarmKey(a), new Uint8Array(0)] as const).sort(byKey),
+    auth: read("auth"),
+    authRoles: read("authRoles").map(([k, v]) => [k, encodeRolePb(Either.getOrThrow(decodeRole(v)))] as const),
+    authUsers: read("authUsers").map(([k, v]) => [k, encodeUserPb(Either.getOrThrow(decodeUser(v)))] as const),
     cluster: [[text("clusterVersion"), text(apiVersion.split(".").slice(0, 2).join(".") + ".0")]],
-    key: [],
-    lease: [],
+    key: read("key"),
+    lease: read("lease"),
     members: [[text(member.identity.memberId.toString(16)), text(memberJson(member))]],
     members_removed: [],
-    meta: [
-      [text("confState"), text(`{"voters":[${member.identity.memberId}],"auto_leave":false}`)],
-      [text("consistent_index"), u64(BigInt(revision))],
-      [text("term"), u64(member.identity.raftTerm)]
-    ]
+    meta
   }
-  let alarms: ReadonlyArray<AlarmMember> = []
-  for (const e of entries) {
-    if (e.bucket === "meta") {
-      if (Buffer.compare(e.key, ALARMS_KEY) === 0) alarms = JSON.parse(Buffer.from(e.value).toString("utf8"))
-      if (Buffer.from(e.key).subarray(0, OURS.length).equals(OURS)) continue
-      out.meta!.push([e.key, e.value])
-    } else if (e.bucket === "authUsers") {
-      out.authUsers!.push([e.key, encodeUserPb(Either.getOrThrow(decodeUser(e.value)))])
-    } else if (e.bucket === "authRoles") {
-      out.authRoles!.push([e.key, encodeRolePb(Either.getOrThrow(decodeRole(e.value)))])
-    } else out[e.bucket]!.push([e.key, e.value])
-  }
-  out.alarm = alarms.map((a) => [encodeAlarmKey(a), new Uint8Array(0)] as const)
-  return Object.entries(out).map(([name, es]) => ({
-    name: text(name),
-    entries: [...es].sort((a, b) => Buffer.compare(a[0], b[0]))
-  }))
+  return Object.entries(out).map(([name, entries]) => ({ name: text(name), entries }))
 }

@@ -10,7 +10,7 @@ import { readBolt, writeBolt } from "../../../src/backend/bbolt/index.js"
 import { encodeRole, encodeUser } from "../../../src/auth/records.js"
 import { encodeCompactRev, FINISHED_COMPACT_KEY, SCHEDULED_COMPACT_KEY } from "../../../src/mvcc/kvstore-compaction.js"
 import { ALARMS_KEY } from "../../../src/server/alarms.js"
-import { type SnapshotEntry, toEtcdBuckets } from "../../../src/server/snapshot/etcd-buckets.js"
+import { readEntries, type SnapshotEntry, toEtcdBuckets } from "../../../src/server/snapshot/etcd-buckets.js"
 import { fromEtcdBuckets } from "../../../src/server/snapshot/from-etcd-buckets.js"
 
 const bytes = fc.uint8Array({ minLength: 1, maxLength: 40 })
@@ -79,7 +79,7 @@ describe("etcd's buckets back to ours", () => {
   it("our entries → etcd's buckets → bbolt → our entries: the same (200 runs)", () => {
     fc.assert(
       fc.property(ourEntries, (entries) => {
-        const file = writeBolt(toEtcdBuckets(entries, member, 42, "3.5.24"))
+        const file = writeBolt(toEtcdBuckets(readEntries(entries), member, 42, "3.5.24"))
         const back = fromEtcdBuckets(readBolt(file).buckets)
         expect(back.unknown).toEqual([])
         expect(shown(back.entries)).toEqual(shown(entries))
@@ -90,7 +90,7 @@ describe("etcd's buckets back to ours", () => {
 
   it("a bucket of a newer etcd is named, not kept", () => {
     const buckets = [
-      ...toEtcdBuckets([], member, 1, "3.5.24"),
+      ...toEtcdBuckets(readEntries([]), member, 1, "3.5.24"),
       { name: utf8("future"), entries: [[utf8("k"), utf8("v")] as const] }
     ]
     const back = fromEtcdBuckets(readBolt(writeBolt(buckets)).buckets)
