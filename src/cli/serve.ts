@@ -178,7 +178,9 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
   const outputs = loaded.set.has("log-outputs") ? flags["log-outputs"] : flags["log-output"]
   const writers = openOutputs(outputs)
   if (typeof writers === "string") return badConfig(writers)
-  const settings = { logger: flags.logger, format: flags["log-format"], outputs }
+  // etcd 3.6 has zap only: its --log-format asks for zap's lines whatever --logger says (3.4's capnslog)
+  const logger = loaded.set.has("log-format") ? "zap" : flags.logger
+  const settings = { logger, format: flags["log-format"], outputs }
   const level = flags.debug ? "debug" : flags["log-level"]
   return Effect.gen(function* () {
     // the server (grpc-js, LMDB, …) is loaded on use: the client commands start without it
