@@ -33,6 +33,7 @@ import { checkPortsFree } from "./serve-port-check.js"
 import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
 import { checkInertFlags, checkRenamedFlags, inertFlagsWarning } from "./serve-etcd-checks.js"
 import { logLevels, openOutputs, serveLogger } from "./serve-logger.js"
+import { stopWhenNpxGoes } from "./serve-npx-parent.js"
 
 type ServeFlags = ValuesOf<typeof serveFlags>
 
@@ -195,6 +196,8 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
     const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
     const config = yield* memberConfig(flags, loaded.set)
     const member = serverLayer({ ...config, distributedTracing: otlpTracesUrl(process.env) !== undefined })
+    // `npx etcd-effect serve & kill $!`: npm exec does not pass the signal on (serve-npx-parent.ts)
+    stopWhenNpxGoes()
     // a background loop that dies (watch sync, victims, lease expiry, compaction) fails the member
     return yield* failOnFatal(Layer.launch(member).pipe(Effect.provide(layerFromEnv("etcd"))))
   }).pipe(
