@@ -1,9 +1,11 @@
 /**
  * `serve`'s logging as etcd's flags configure it: --logger, --log-level (and --debug), --log-outputs
  * and etcd 3.6's --log-format. Without --logger zap (etcd 3.4's default is capnslog) the lines are
- * logfmt; with it they are zap's: JSON objects with `level`, `ts` (ISO 8601, milliseconds, UTC, as
- * etcd's zap config writes it), `caller`, `msg` and then the fields (Effect's log annotations),
- * or with --log-format console zap's tab-separated console lines. Outputs are etcd's: "default"
+ * logfmt; with it (or with etcd 3.6's --log-format, 3.6 having no other logger) they are zap's: JSON
+ * objects with `level`, `ts` (etcd 3.6's layout "2006-01-02T15:04:05.000000Z0700": local time,
+ * microseconds, "Z" or the offset), `caller`, `msg` and then the
+ * fields (Effect's log annotations), or with --log-format console zap's tab-separated console lines
+ * (the fields as zap's console encoder writes them, `{"k": "v"}`). Outputs are etcd's: "default"
  * and "stderr" are stderr, "stdout" stdout, anything else a file appended to (opened before the
  * server starts: a path that cannot be opened fails the start, as etcd's "open sink").
  */
@@ -50,6 +52,39 @@ const messageText = (message: unknown): string => {
   return parts.map((p) => (typeof p === "string" ? p : JSON.stringify(p))).join(" ")
 }
 
+const pad = (n: number, width = 2) => String(n).padStart(width, "0")
+
+/**
+ * Go's time layout "2006-01-02T15:04:05.000000Z0700" (etcd 3.6's zap EncodeTime) for `date`, in
+ * local time. A Date has milliseconds: the microseconds are the clock's now when it is still in
+ * the same millisecond (the logger runs as the record is made), else 000.
+ */
+export const zapTime = (date: Date, nowMicros = (performance.timeOrigin + performance.now()) * 1000): string => {
+  const ms = date.getTime()
+  const micros = Math.floor(nowMicros / 1000) === ms ? Math.floor(nowMicros) % 1000 : 0
+  const fraction = `${pad(date.getMilliseconds(), 3)}${pad(micros, 3)}`
+  const offset = -date.getTimezoneOffset()
+  const zone =
+    offset === 0
+      ? "Z"
+      : `${offset > 0 ? "+" : "-"}${pad(Math.floor(Math.abs(offset) / 60))}${pad(Math.abs(offset) % 60)}`
+  return (
+    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
+    `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}` +
+    `.${fraction}${zone}`
+  )
+}
+
+/** JSON as zap's console encoder writes fields: `{"k": "v", "n": [1, 2]}` (a space after `:` and `,`). */
+const consoleJson = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(consoleJson).join(", ")}]`
+  if (typeof value === "object" && value !== null)
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${consoleJson(v)}`)
+      .join(", ")}}`
+  return JSON.stringify(value) ?? "null"
+}
+
 /** The zap line of one log record (JSON, or console with tabs). */
 export const zapLine = (
   format: LogSettings["format"],
@@ -62,10 +97,10 @@ export const zapLine = (
 ): string => {
   const caller = (record.fields.find(([k]) => k === "caller")?.[1] as string | undefined) ?? "etcd-effect/serve"
   const fields = record.fields.filter(([k]) => k !== "caller")
-  const ts = record.date.toISOString()
+  const ts = zapTime(record.date)
   const msg = messageText(record.message)
   if (format === "console") {
-    const rest = fields.length === 0 ? "" : `\t${JSON.stringify(Object.fromEntries(fields))}`
+    const rest = fields.length === 0 ? "" : `\t${consoleJson(Object.fromEntries(fields))}`
     return `${ts}\t${zapLevel(record.level)}\t${caller}\t${msg}${rest}`
   }
   return JSON.stringify({ level: zapLevel(record.level), ts, caller, msg, ...Object.fromEntries(fields) })

@@ -33,6 +33,7 @@ import { checkPortsFree } from "./serve-port-check.js"
 import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
 import { checkInertFlags, checkRenamedFlags, inertFlagsWarning } from "./serve-etcd-checks.js"
 import { logLevels, openOutputs, serveLogger } from "./serve-logger.js"
+import { stopWhenNpxGoes } from "./serve-npx-parent.js"
 
 type ServeFlags = ValuesOf<typeof serveFlags>
 
@@ -178,7 +179,9 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
   const outputs = loaded.set.has("log-outputs") ? flags["log-outputs"] : flags["log-output"]
   const writers = openOutputs(outputs)
   if (typeof writers === "string") return badConfig(writers)
-  const settings = { logger: flags.logger, format: flags["log-format"], outputs }
+  // etcd 3.6 has zap only: its --log-format asks for zap's lines whatever --logger says (3.4's capnslog)
+  const logger = loaded.set.has("log-format") ? "zap" : flags.logger
+  const settings = { logger, format: flags["log-format"], outputs }
   const level = flags.debug ? "debug" : flags["log-level"]
   return Effect.gen(function* () {
     // the server (grpc-js, LMDB, …) is loaded on use: the client commands start without it
@@ -193,6 +196,8 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
     const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
     const config = yield* memberConfig(flags, loaded.set)
     const member = serverLayer({ ...config, distributedTracing: otlpTracesUrl(process.env) !== undefined })
+    // `npx etcd-effect serve & kill $!`: npm exec does not pass the signal on (serve-npx-parent.ts)
+    stopWhenNpxGoes()
     // a background loop that dies (watch sync, victims, lease expiry, compaction) fails the member
     return yield* failOnFatal(Layer.launch(member).pipe(Effect.provide(layerFromEnv("etcd"))))
   }).pipe(

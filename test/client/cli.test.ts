@@ -253,13 +253,13 @@ describe.skipIf(skipEtcd)("command line vs etcdctl (etcd 3.4)", () => {
     expect(stdout).toBe(expected)
   }, 30_000)
 
-  it("watch from a compacted revision prints etcdctl's cancel messages and exits 1", async () => {
+  it("watch from a compacted revision prints etcdctl's cancel messages and exits 5 (ExitInterrupted)", async () => {
     const rev = JSON.parse((await theirs("put", "/cw/a", "1", "-w", "json")).stdout.replace(/:(\d{16,})/g, ':"$1"'))
       .header.revision
     await theirs("put", "/cw/a", "2")
     await theirs("compaction", String(Number(rev) + 1))
     const a = await ours("watch", "/cw/a", "--rev", String(rev))
-    expect(a.code).toBe(1)
+    expect(a.code).toBe(5)
     expect(a.stderr).toBe(
       "watch was canceled (etcdserver: mvcc: required revision has been compacted)\nError: watch is canceled by the server\n"
     )

@@ -241,4 +241,38 @@ describe("the npm package, installed from its tarball", () => {
     server.kill("SIGTERM")
     await exited
   }, 120_000)
+
+  it("`npx etcd-effect serve &` then `kill $!` stops the server, though npx does not pass the signal on", async () => {
+    // npm exec runs the bin through `sh -c` and signals only that shell: the server sees npx go
+    // (serve-npx-parent.ts) and stops gracefully. Its stderr is the pipe npx was given, so the
+    // pipe closes only once the server itself has exited.
+    const port = await freePort()
+    const endpoint = `127.0.0.1:${port}`
+    const npx = spawn(
+      "npx",
+      ["etcd-effect", "serve", "--data-dir", path.join(dir, "npx-data"), "--listen-client-urls", `http://${endpoint}`],
+      { cwd: app, stdio: ["ignore", "pipe", "pipe"] }
+    )
+    let log = ""
+    npx.stderr.on("data", (d) => (log += d))
+    const closed = new Promise<void>((resolve) => npx.once("close", () => resolve()))
+    const deadline = Date.now() + 60_000
+    while (!log.includes("ready to serve client requests")) {
+      if (Date.now() > deadline || npx.exitCode !== null) throw new Error(`npx serve did not start:\n${log}`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    npx.kill("SIGTERM")
+    await closed
+    expect(log).toContain('message="server stopped"')
+    // nothing listens any more
+    const after = await runCommand(path.join(app, "node_modules/.bin/etcd-effect"), [
+      "get",
+      "x",
+      "--endpoints",
+      endpoint,
+      "--dial-timeout",
+      "300ms"
+    ])
+    expect(after.stderr).toBe("Error: context deadline exceeded\n")
+  }, 120_000)
 })

@@ -37,10 +37,13 @@ export const clientOptions = (s: ClientSettings, longRunning = false): EtcdClien
   }
 }
 
-/** Reported failure of a command: printed already; the process exits 1. */
+/** Reported failure of a command: printed already; the process exits with `exitCode`. */
 export class CommandFailed {
   readonly _tag = "CommandFailed"
-  constructor(readonly message: string) {}
+  constructor(
+    readonly message: string,
+    readonly exitCode: number = 1
+  ) {}
 }
 
 const messageOf = (error: unknown): string =>
@@ -73,7 +76,7 @@ export const withClient = <A, E>(
     Effect.asVoid,
     Effect.catchAll((error) =>
       error instanceof CommandFailed
-        ? exitWith(1)
+        ? exitWith(error.exitCode)
         : Console.error(`Error: ${messageOf(error)}`).pipe(Effect.zipRight(exitWith(1)))
     )
   )

@@ -8,13 +8,19 @@
 import { Chunk, Console, Effect, Stream } from "effect"
 import type { WatchError } from "../../client/index.js"
 import type { ParsedRun } from "../flags/parse.js"
-import { usage, withClient } from "./global.js"
+import { CommandFailed, usage, withClient } from "./global.js"
 import { checked } from "./kv.js"
 import { type WriteOut, write } from "./output.js"
 import { UsageError, watchArgs } from "./usage.js"
 import { printResponse, responseJson } from "./watch-output.js"
 
-/** etcdctl: "watch was canceled (<err>)", then "Error: watch is canceled by the server". */
+/** cobrautl.ExitInterrupted: etcdctl's exit code when the server cancels the watch */
+const EXIT_INTERRUPTED = 5
+
+/**
+ * etcdctl: "watch was canceled (<err>)", then "Error: watch is canceled by the server", exit 5.
+ * Printed here, so withClient only sees CommandFailed (no second "Error:" line, no exit 1).
+ */
 const canceled = (writeOut: WriteOut, error: WatchError) =>
   Effect.gen(function* () {
     if (writeOut === "json" && error._tag === "WatchCompacted") {
@@ -23,8 +29,8 @@ const canceled = (writeOut: WriteOut, error: WatchError) =>
         `${responseJson({ header, events: [], created: false, progressNotify: false }, { compactRevision: error.compactRevision, canceled: true })}\n`
       )
     }
-    yield* Console.error(`watch was canceled (${error.message})`)
-    return yield* Effect.fail(new Error("watch is canceled by the server"))
+    yield* Console.error(`watch was canceled (${error.message})\nError: watch is canceled by the server`)
+    return yield* Effect.fail(new CommandFailed("watch is canceled by the server", EXIT_INTERRUPTED))
   })
 
 export const runWatch = (p: ParsedRun): Effect.Effect<void> => {

@@ -5,10 +5,12 @@
  * revision + 1, or a start-at-0 watch's created revision; clientv3's backoff, 1 ms ×1.25 up to
  * 100 ms, for ever).
  *
- * Whatever is not a plain event stream — the watch refused or canceled (compaction, permissions),
- * a fragment, the server ending the call with a status — is handed to the full program: the
- * command line again with `--rev` set to where this one stopped, so it prints from there exactly
- * what the full program prints (etcdctl's cancel messages, exit code 1).
+ * A server that ends the call with a transient status (a graceful stop's Unavailable "etcdserver:
+ * server stopped") is a lost connection too. Whatever is not a plain event stream — the watch
+ * refused or canceled (compaction, permissions), a fragment, the server ending the call with any
+ * other status — is handed to the full program: the command line again with `--rev` set to where
+ * this one stopped, so it prints from there exactly what the full program prints (etcdctl's cancel
+ * messages, exit code 1).
  */
 import type { GrpcConnection } from "../../h2/grpc-client.js"
 import { keyRange } from "../../client/key-range.js"
@@ -21,7 +23,26 @@ import { connect } from "./connect.js"
 import { fail } from "./unary.js"
 
 const WATCH_PATH = "/etcdserverpb.Watch/Watch"
-const UNAVAILABLE = 14
+const NO_LEADER = "etcdserver: no leader"
+
+/**
+ * How a call's end is taken, as the client takes it (watch-grpc-stream.ts, clientv3's `isHaltErr`):
+ * the connection breaking, Unavailable (a server stopping: "etcdserver: server stopped"), Internal,
+ * Canceled and OK are transient, so the watch resumes; anything else (and a require-leader stream's
+ * "no leader") is the full program's to report.
+ */
+const ended = (code: number, message: string): Outcome => {
+  switch (code) {
+    case 14: // Unavailable
+      return message === NO_LEADER ? "handover" : "lost"
+    case 0: // OK
+    case 1: // Canceled
+    case 13: // Internal
+      return "lost"
+    default:
+      return "handover"
+  }
+}
 
 type Watch = Extract<LeanCommand, { _tag: "watch" }>
 
@@ -111,10 +132,9 @@ export const runWatch = async (c: Watch): Promise<ReadonlyArray<string> | undefi
           if (outcome !== undefined) settle(outcome)
         },
         // the connection's own failure (refused, reset, GOAWAY) reaches the call as UNAVAILABLE
-        // "<path>: <reason>" (h2/grpc-client.ts); a status the server ended the call with is the
-        // full program's to handle
-        onClose: (code, message) =>
-          settle(code === UNAVAILABLE && message.startsWith(`${WATCH_PATH}: `) ? "lost" : "handover")
+        // "<path>: <reason>" (h2/grpc-client.ts); a status the server ended the call with is
+        // taken as the client takes it
+        onClose: (code, message) => settle(ended(code, message))
       })
       stream.write(
         grpcMessage(
