@@ -2,6 +2,8 @@
  * apimachinery/pkg/fields: field selectors (the `fieldSelector` query parameter): terms joined by
  * ",", each `field=value`, `field==value` or `field!=value`; `\`, `,` and `=` in values are escaped
  * with a backslash. Only equality: a field that is absent counts as "".
+ *
+ * @module
  */
 import { Either } from "effect"
 

@@ -3,6 +3,8 @@
  * parameter): requirements joined by ",", each `key`, `!key`, `key=v`, `key==v`, `key!=v`,
  * `key in (a,b)`, `key notin (a,b)`, `key>n`, `key<n`. Errors are apimachinery's, word for word.
  * Requirements are sorted by key, as upstream, so `toString` is canonical.
+ *
+ * @module
  */
 import { Either } from "effect"
 import { fieldInvalid, isQualifiedName, isValidLabelValue } from "./validation.js"
