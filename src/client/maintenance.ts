@@ -8,6 +8,7 @@ import { type ClientConnectionShape, unaryMethod } from "./connection.js"
 import type { ResponseHeader } from "./key-value.js"
 import { big, fromWireHeader } from "./wire.js"
 
+/** What `maintenance.status` answers: the member's version, db sizes, leader and raft indexes, and alarms' errors. */
 export interface StatusResult {
   readonly header: ResponseHeader
   readonly version: string
@@ -21,7 +22,9 @@ export interface StatusResult {
   readonly isLearner: boolean
 }
 
+/** The Maintenance API, as far as the client has it: a member's status. */
 export interface Maintenance {
+  /** the status of the member the client is connected to (etcdctl `endpoint status`) */
   readonly status: () => Effect.Effect<StatusResult, EtcdError>
 }
 
