@@ -11,6 +11,7 @@ import * as OtlpSerialization from "@effect/opentelemetry/OtlpSerialization"
 import * as OtlpTracer from "@effect/opentelemetry/OtlpTracer"
 import { type Duration, Layer } from "effect"
 
+/** Where `layerOtlp` sends spans and how: the collector's URL, the service name, the batch interval. */
 export interface OtlpOptions {
   /** the collector's traces URL (http://127.0.0.1:4318/v1/traces) */
   readonly url: string
