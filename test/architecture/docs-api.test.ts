@@ -4,9 +4,9 @@
  * it again, into a scratch directory, and fails when any page differs from the checked-in one.
  * The same run is the check that every exported name has a doc comment: typedoc.json's
  * `notDocumented` validation is an error, so an undocumented export fails `npm run docs:api` and
- * this test with the name TypeDoc reports. (typedoc.json's `intentionallyNotDocumented` lists the
- * names still waiting for theirs; TypeDoc fails too when an entry there has since been documented,
- * so the list only shrinks.)
+ * this test with the name TypeDoc reports (`requiredToBeDocumented`: namespaces, classes,
+ * interfaces, type aliases, functions, variables and enums, and the function-valued members of
+ * exported object types, such as `Client.KV.get`).
  *
  * One TypeDoc run is a TypeScript program of src/ and the render: ~12 s of CPU on a quiet machine.
  */
