@@ -4,4 +4,5 @@
  *
  * @module
  */
-export { layerFromEnv, layerOtlp, type OtlpOptions, otlpTracesUrl } from "./otlp-exporter.js"
+export { layerFromEnv, layerOtlp, type OtlpOptions, otlpTracesUrl, tracesUrlOfAddress } from "./otlp-exporter.js"
+export { checkSamplingRate, MAX_SAMPLING_RATE_PER_MILLION, parentBasedRatio } from "./sampler.js"
