@@ -196,7 +196,7 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
     }
     // OTLP export with --enable-distributed-tracing (etcd's flags), else when OTEL_EXPORTER_OTLP_ENDPOINT is set
     const { layerFromEnv, layerOtlp, otlpTracesUrl, tracesUrlOfAddress } = yield* Effect.promise(
-      () => import("../tracing/index.js")
+      () => import("../tracing/otlp-exporter.js")
     )
     const config = yield* memberConfig(flags, loaded.set)
     const tracing = tracingFlags(flags, loaded.set)
