@@ -173,11 +173,11 @@ export const serveFlags = {
   "experimental-enable-distributed-tracing": bool({ description: "Exports spans over OTLP/HTTP." }),
   "distributed-tracing-address": string({
     default: "localhost:4317",
-    description: "OTLP/HTTP collector: host:port (its /v1/traces) or a URL."
+    description: "OTLP/HTTP collector (host:port or URL)."
   }),
   "experimental-distributed-tracing-address": string({
     default: "localhost:4317",
-    description: "OTLP/HTTP collector: host:port or a URL."
+    description: "OTLP/HTTP collector."
   }),
   "distributed-tracing-service-name": string({ default: "etcd", description: "The spans' service.name." }),
   "experimental-distributed-tracing-service-name": string({
@@ -187,7 +187,7 @@ export const serveFlags = {
   "distributed-tracing-instance-id": string({ description: "The spans' service.instance.id." }),
   "experimental-distributed-tracing-instance-id": string({ description: "The spans' service.instance.id." }),
   "distributed-tracing-sampling-rate": int({
-    description: "Root spans sampled per million (0: only sampled parents')."
+    description: "Root spans sampled per million."
   }),
   "experimental-distributed-tracing-sampling-rate": int({ description: "Root spans sampled per million." }),
   metrics: string({ default: "basic", description: "basic or extensive (the histograms are always exported)." }),
