@@ -1,5 +1,5 @@
 /**
- * etcd-effect's public API, one namespace per layer (each is also importable on its own):
+ * etcd-effect's public API: one namespace per layer, each also importable on its own.
  *
  * - `Backend`: the storage service, LMDB (durable) or memory
  * - `Mvcc`: the revisioned store with etcd's Range/Put/DeleteRange/Txn/Compact
@@ -15,7 +15,10 @@
  * Two subpaths hold what most programs do not need: `etcd-effect/proto` (the etcd v3 protos as
  * loaded for grpc-js, their generated message types; src/proto/index.ts) and `etcd-effect/bench`
  * (the load generator of `etcd-effect bench`; src/bench/index.ts). test/package/public-api.txt
- * lists every name the root exports; public-api-proto.txt and public-api-bench.txt the subpaths'.
+ * lists every name the root exports, public-api-proto.txt the proto subpath's; docs/api/ is the
+ * reference made from these comments (`npm run docs:api`).
+ *
+ * @module etcd-effect
  */
 export { EtcdError, Errors, GrpcCode } from "./errors.js"
 export * as Auth from "./auth/index.js"

@@ -37,12 +37,15 @@ import {
 } from "./records.js"
 import type { AuthInfo, TokenProvider } from "./token-provider.js"
 
+/** etcd's root user: `auth enable` requires it, and it holds every permission. */
 export const ROOT_USER = "root"
+/** etcd's root role: a user granted it has every permission and may manage auth. */
 export const ROOT_ROLE = "root"
 
 /** etcd's default --bcrypt-cost (bcrypt.DefaultCost). */
 export const DEFAULT_BCRYPT_COST = 10
 
+/** What the auth store is built with: its token provider (--auth-token) and bcrypt cost. */
 export interface AuthStoreConfig {
   readonly tokenProvider: TokenProvider
   /** --bcrypt-cost (4..31) */
@@ -445,6 +448,7 @@ class AuthStoreImpl implements AuthStoreShape {
 
 const byBytes = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b))
 
+/** The auth store service (etcd's auth.AuthStore): users, roles, their permissions and tokens. */
 export class AuthStore extends Context.Tag("etcd-effect/AuthStore")<AuthStore, AuthStoreShape>() {}
 
 /** etcd's simpleTokenTTLResolution: expired simple tokens are dropped each second. */

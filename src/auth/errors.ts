@@ -8,6 +8,7 @@ import { EtcdError, GrpcCode } from "../errors.js"
 
 /** An auth package error: its rpctypes twin and its raw text. */
 export interface AuthError {
+  /** the error as the gRPC API answers it (`etcdserver: …`, with its gRPC code) */
   readonly grpc: () => EtcdError
   /** the auth package text ("auth: …"), as Maintenance answers it (code Unknown) */
   readonly raw: string
@@ -18,6 +19,7 @@ const make = (code: GrpcCode, text: string): AuthError => ({
   raw: `auth: ${text}`
 })
 
+/** etcd's auth errors by name (auth.ErrRootUserNotExist, …), each as gRPC and as auth-package text. */
 export const AuthErrors = {
   rootUserNotExist: make(GrpcCode.FailedPrecondition, "root user does not exist"),
   rootRoleNotExist: make(GrpcCode.FailedPrecondition, "root user does not have root role"),
@@ -37,6 +39,7 @@ export const AuthErrors = {
   authOldRevision: make(GrpcCode.InvalidArgument, "revision of auth store is old")
 } as const
 
+/** The name of one of `AuthErrors`. */
 export type AuthErrorName = keyof typeof AuthErrors
 
 /** The error's text as grpc-go prints a status ("rpc error: code = … desc = …"): a watch's cancel_reason. */

@@ -1,6 +1,8 @@
 /**
  * etcd's auth store: the `AuthStore` service and its layer, its errors, permissions and token
  * providers. The interval sets behind range permissions and the token stores are internal.
+ *
+ * @module
  */
 export {
   AuthStore,

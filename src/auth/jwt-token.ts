@@ -27,6 +27,7 @@ const SIGN_METHODS = [
   "HS512"
 ]
 
+/** --auth-token's jwt options: the key files (either may be absent), sign method and token TTL. */
 export interface JwtOptions {
   readonly publicKeyFile: string | undefined
   readonly privateKeyFile: string | undefined

@@ -19,9 +19,12 @@ export interface Interval {
   readonly end: Uint8Array
 }
 
+/** authpb.Permission.Type: READ (0), WRITE (1) or READWRITE (2). */
 export const PermType = { READ: 0, WRITE: 1, READWRITE: 2 } as const
+/** One of `PermType`'s values. */
 export type PermType = number
 
+/** A role's permission: its type and the key, or range up to `rangeEnd` (etcd's range_end), it covers. */
 export interface Permission {
   readonly permType: PermType
   readonly key: Uint8Array

@@ -13,17 +13,23 @@ export interface AuthInfo {
   readonly revision: number
 }
 
+/** A token provider (etcd's auth.TokenProvider): simple or jwt tokens, as --auth-token picks. */
 export interface TokenProvider {
+  /** starts accepting tokens (auth enabled) */
   readonly enable: () => void
+  /** stops accepting tokens (auth disabled); simple tokens are dropped */
   readonly disable: () => void
   /** the token's user and revision (`revision`: the store's current one, for tokens that carry none) */
   readonly info: (token: string, revision: number) => Effect.Effect<AuthInfo | undefined>
+  /** a new token for `user` at the auth store's `revision` */
   readonly assign: (user: string, revision: number) => Effect.Effect<string, EtcdError>
+  /** drops the user's simple tokens (the user was deleted or its password changed) */
   readonly invalidateUser: (user: string) => void
   /** periodic housekeeping (simple tokens: drop the expired) */
   readonly sweep: () => void
 }
 
+/** --auth-token, parsed: `simple`, or `jwt` with its key files, sign method and TTL. */
 export type TokenOptions =
   | { readonly type: "simple" }
   | {
@@ -81,6 +87,7 @@ export const parseTokenOptions = (
   return { type: "jwt", publicKeyFile, privateKeyFile, signMethod, ttlMs }
 }
 
+/** etcd's simple tokens: random strings held in memory, each valid for `ttlMs` after its last use. */
 export const simpleTokenProvider = (
   ttlMs: number,
   now?: () => number

@@ -22,6 +22,7 @@ import { Context, Effect, Schema } from "effect"
  */
 export type BucketName = "key" | "meta" | "lease" | "auth" | "authUsers" | "authRoles"
 
+/** One key's write in a batch: a put, or a delete when `value` is undefined. */
 export interface WriteOp {
   readonly bucket: BucketName
   readonly key: Uint8Array
@@ -29,6 +30,7 @@ export interface WriteOp {
   readonly value: Uint8Array | undefined
 }
 
+/** A backend failure: the data dir locked by another process, not a data dir, unreadable, a failed write, or closed. */
 export class BackendError extends Schema.TaggedError<BackendError>()("BackendError", {
   reason: Schema.Literal("Locked", "NotADataDir", "Unreadable", "WriteFailed", "Closed"),
   message: Schema.String,
@@ -71,6 +73,10 @@ export const awaitTicket = (ticket: WriteTicket | BackendError): Effect.Effect<v
   })
 }
 
+/**
+ * The storage backend's operations: reads of the latest values, ranges, and batched writes with
+ * their durability tickets.
+ */
 export interface BackendShape {
   /** the latest value of `key`, staged batches included */
   readonly get: (bucket: BucketName, key: Uint8Array) => Uint8Array | undefined
@@ -116,4 +122,5 @@ export interface BackendShape {
   readonly onFailure?: (f: (error: BackendError) => void) => void
 }
 
+/** The storage backend service (etcd's backend.Backend): buckets of keys over LMDB or memory. */
 export class Backend extends Context.Tag("etcd-effect/Backend")<Backend, BackendShape>() {}

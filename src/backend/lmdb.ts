@@ -45,6 +45,7 @@ import { replayWal } from "./wal-replay.js"
 
 export type { LmdbStats } from "./lmdb-core.js"
 
+/** Options of the LMDB backend: the data dir, the WAL before LMDB, its batching and fsync. */
 export interface LmdbOptions {
   /** the data dir (etcd's --data-dir); created when missing */
   readonly dataDir: string

@@ -4,6 +4,7 @@
  */
 import { BenchError } from "./errors.js"
 
+/** The scenarios `run` knows, etcd's benchmark tool's (put, txn-put, range) and the watch ones. */
 export const scenarioNames = [
   "put",
   "txn-put",
@@ -14,8 +15,13 @@ export const scenarioNames = [
   "watch-catchup",
   "watch-idle"
 ] as const
+/** One of `scenarioNames`. */
 export type ScenarioName = (typeof scenarioNames)[number]
 
+/**
+ * What a benchmark runs against and how hard: endpoints, connections, clients, totals, key and
+ * value sizes, and each scenario's own.
+ */
 export interface BenchOptions {
   /** "127.0.0.1:2379"; an "http://" prefix is accepted and stripped */
   readonly endpoints: ReadonlyArray<string>

@@ -21,6 +21,7 @@ const countedThing: Record<BenchResult["scenario"], string> = {
 
 const ms = (n: number): string => (n >= 100 ? n.toFixed(0) : n >= 1 ? n.toFixed(2) : n.toFixed(3))
 
+/** A result as a two-column table for people: the headline figure, count, errors, duration and latency percentiles. */
 export const renderTable = (r: BenchResult): string => {
   const rows: Array<[string, string]> = [
     [r.unit, number(r.value)],
@@ -52,6 +53,7 @@ export const renderTable = (r: BenchResult): string => {
   return [title, `  ${"─".repeat(Math.max(title.length - 2, 20))}`, ...lines].join("\n") + "\n"
 }
 
+/** A result as one line of JSON, for programs. */
 export const renderJson = (r: BenchResult): string => JSON.stringify(r)
 
 /**
@@ -60,7 +62,14 @@ export const renderJson = (r: BenchResult): string => JSON.stringify(r)
  */
 export const progressBar = (
   out: NodeJS.WriteStream = process.stderr
-): { readonly onProgress: (p: Progress) => void; readonly clear: () => void } | undefined => {
+):
+  | {
+      /** redraws the bar for this progress */
+      readonly onProgress: (p: Progress) => void
+      /** erases the bar */
+      readonly clear: () => void
+    }
+  | undefined => {
   if (out.isTTY !== true) return undefined
   let drawn = false
   return {

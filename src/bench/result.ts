@@ -2,6 +2,7 @@
 import type { LatencySummary } from "./latency.js"
 import type { ScenarioName } from "./options.js"
 
+/** What a benchmark measured: its headline figure with unit, counts, errors, timing, latency and the client's CPU. */
 export interface BenchResult {
   readonly scenario: ScenarioName
   readonly endpoints: ReadonlyArray<string>
@@ -30,6 +31,7 @@ export interface BenchResult {
   readonly clientCpuMs?: number
 }
 
+/** How far a benchmark's phase has come, reported to `run`'s `onProgress`. */
 export interface Progress {
   readonly done: number
   readonly total: number

@@ -54,6 +54,7 @@ const pollProgress = (
   )
 }
 
+/** Runs a benchmark scenario against `options.endpoints` and measures it, reporting progress as it goes. */
 export const run = (
   scenario: ScenarioName,
   options: BenchOptions,

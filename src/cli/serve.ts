@@ -34,6 +34,8 @@ import { API_VERSION, PROGRAM_VERSION } from "./flags/table.js"
 import { checkInertFlags, checkRenamedFlags, inertFlagsWarning } from "./serve-etcd-checks.js"
 import { logLevels, openOutputs, serveLogger } from "./serve-logger.js"
 import { stopWhenNpxGoes } from "./serve-npx-parent.js"
+import { tracingFlags } from "./serve-tracing.js"
+import { checkSamplingRate } from "../tracing/sampler.js"
 
 type ServeFlags = ValuesOf<typeof serveFlags>
 
@@ -107,6 +109,9 @@ const memberConfig = (flags: ServeFlags, set: ReadonlySet<string>) =>
     if (typeof autoCompaction === "string") return yield* badConfig(autoCompaction)
     const renamed = checkRenamedFlags(flags, set)
     if (typeof renamed === "string") return yield* badConfig(renamed)
+    const tracing = tracingFlags(flags, set)
+    const badRate = tracing.enabled ? checkSamplingRate(tracing.samplingRatePerMillion) : undefined
+    if (badRate !== undefined) return yield* badConfig(`distributed tracing configurition is not valid: (${badRate})`)
     const interval = Duration.millis(renamed.progressNotifyInterval)
     if (Duration.lessThan(interval, MIN_PROGRESS_NOTIFY_INTERVAL)) {
       yield* Effect.logWarning("watch progress notify interval raised to the minimum 100ms")
@@ -192,14 +197,26 @@ export const runServe = (p: ParsedRun): Effect.Effect<void, unknown> => {
         "loaded server configuration, other configuration command line flags and environment variables will be ignored if provided"
       ).pipe(Effect.annotateLogs({ path: file }))
     }
-    // OTLP export when OTEL_EXPORTER_OTLP_ENDPOINT is set (etcd's --experimental-enable-distributed-tracing)
-    const { layerFromEnv, otlpTracesUrl } = yield* Effect.promise(() => import("../tracing/index.js"))
+    // OTLP export with --enable-distributed-tracing (etcd's flags), else when OTEL_EXPORTER_OTLP_ENDPOINT is set
+    const { layerFromEnv, layerOtlp, otlpTracesUrl, tracesUrlOfAddress } = yield* Effect.promise(
+      () => import("../tracing/otlp-exporter.js")
+    )
     const config = yield* memberConfig(flags, loaded.set)
-    const member = serverLayer({ ...config, distributedTracing: otlpTracesUrl(process.env) !== undefined })
+    const tracing = tracingFlags(flags, loaded.set)
+    const exporter = tracing.enabled
+      ? layerOtlp({
+          url: tracesUrlOfAddress(tracing.address),
+          serviceName: tracing.serviceName,
+          instanceId: tracing.instanceId,
+          samplingRatePerMillion: tracing.samplingRatePerMillion
+        })
+      : layerFromEnv("etcd")
+    const traced = tracing.enabled || otlpTracesUrl(process.env) !== undefined
+    const member = serverLayer({ ...config, distributedTracing: traced })
     // `npx etcd-effect serve & kill $!`: npm exec does not pass the signal on (serve-npx-parent.ts)
     stopWhenNpxGoes()
     // a background loop that dies (watch sync, victims, lease expiry, compaction) fails the member
-    return yield* failOnFatal(Layer.launch(member).pipe(Effect.provide(layerFromEnv("etcd"))))
+    return yield* failOnFatal(Layer.launch(member).pipe(Effect.provide(exporter)))
   }).pipe(
     // our logger only (the runtime may have added a pretty one)
     Effect.locally(FiberRef.currentLoggers, HashSet.make(serveLogger(settings, writers))),

@@ -24,6 +24,7 @@ import type { WatchResponse } from "./watch-response.js"
 import { type ProgressOptions, watcherOf } from "./watch.js"
 import { WatchStreams } from "./watch-streams.js"
 
+/** The client's parts: KV, Lease, Maintenance, and watches as Streams over one gRPC channel. */
 export interface EtcdClientShape {
   readonly kv: KV
   readonly lease: Lease
@@ -34,6 +35,7 @@ export interface EtcdClientShape {
   readonly requestProgress: (options?: ProgressOptions) => Effect.Effect<void>
 }
 
+/** A client's config (`EtcdClientConfig`) and its watches' buffer and retry settings. */
 export interface EtcdClientOptions extends EtcdClientConfig {
   /**
    * Per-watch buffer bound: while any watch's consumer lags this many responses behind, the shared
@@ -75,6 +77,7 @@ const layerOf = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError>
 export const make = (options: EtcdClientOptions): Effect.Effect<EtcdClientShape, EtcdError, Scope.Scope> =>
   Effect.map(Layer.build(layerOf(options)), (context) => Context.get(context, EtcdClient))
 
+/** The etcd client service: build it with `EtcdClient.layer(options)` and use its KV, Lease, Maintenance and watch. */
 export class EtcdClient extends Context.Tag("etcd-effect/client/EtcdClient")<EtcdClient, EtcdClientShape>() {
   /** A client from a config value. Fails with EtcdError when no endpoint answers within dialTimeout. */
   static readonly layer = (options: EtcdClientOptions): Layer.Layer<EtcdClient, EtcdError> => layerOf(options)

@@ -5,6 +5,7 @@
 import { Config, Duration, Option, Schedule } from "effect"
 import type * as grpc from "@grpc/grpc-js"
 
+/** TLS for the client's connections (etcdctl's --cacert, --cert, --key, --insecure-skip-tls-verify). */
 export interface TlsOptions {
   /** PEM of the CA bundle that signs the server certificate (--cacert) */
   readonly ca?: Uint8Array | string | undefined
@@ -17,6 +18,7 @@ export interface TlsOptions {
   readonly insecureSkipVerify?: boolean | undefined
 }
 
+/** How the client reaches a cluster: endpoints, timeouts, TLS, credentials, metadata (etcdctl's global flags). */
 export interface EtcdClientConfig {
   /** "host:port", "http://host:port" or "https://host:port" (https turns TLS on) */
   readonly endpoints: ReadonlyArray<string>

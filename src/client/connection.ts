@@ -40,10 +40,12 @@ export const unaryMethod = <Req, Res>(service: string, method: string): UnaryMet
   }
 }
 
+/** The shared gRPC channel and the calls over it that the client's parts make. */
 export interface ClientConnectionShape {
   readonly client: grpc.Client
   /** the configured metadata plus `extra`, as a fresh grpc Metadata with waitForReady set */
   readonly metadata: (extra?: Readonly<Record<string, string>>) => grpc.Metadata
+  /** one unary call with the configured metadata, failing with etcd's error as an EtcdError */
   readonly unary: <Req, Res>(
     method: UnaryMethod<Req, Res>,
     request: Req,

@@ -1,5 +1,7 @@
 /**
  * etcd-effect's client: `EtcdClient` (KV, Lease, Maintenance, Watch as a scoped Stream).
+ *
+ * @module
  */
 export { EtcdClient, type EtcdClientOptions, type EtcdClientShape, make } from "./client.js"
 export { clientConfigFromEnv, defaultWatchRetrySchedule, type EtcdClientConfig, type TlsOptions } from "./config.js"

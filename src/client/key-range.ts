@@ -4,6 +4,7 @@
  */
 import { EMPTY_BYTES, toBytes } from "./key-value.js"
 
+/** Which keys a request covers besides `key` itself: a prefix, from a key on, or up to `rangeEnd`. */
 export interface RangeOptions {
   /** every key starting with `key` (`WithPrefix`) */
   readonly prefix?: boolean | undefined

@@ -9,6 +9,7 @@ import { EventType } from "../mvcc/key-value.js"
 
 export { EventType }
 
+/** A key's state at a revision (mvccpb.KeyValue), with revisions, version and lease as bigints. */
 export interface KeyValue {
   readonly key: Uint8Array
   /** revision of the key's last creation (0n in a DELETE event's kv) */
@@ -22,6 +23,7 @@ export interface KeyValue {
   readonly lease: bigint
 }
 
+/** One change a watch reports: a PUT or DELETE of a key, with its previous state when asked for. */
 export interface Event {
   readonly type: EventType
   readonly kv: KeyValue
@@ -29,6 +31,10 @@ export interface Event {
   readonly prevKv?: KeyValue | undefined
 }
 
+/**
+ * The header of every response: the cluster, the member and the store's revision when it answered,
+ * and the raft term.
+ */
 export interface ResponseHeader {
   readonly clusterId: bigint
   readonly memberId: bigint

@@ -28,6 +28,7 @@ import {
 } from "./op.js"
 import { fromWireHeader, i64 } from "./wire.js"
 
+/** Options of `kv.compact`. */
 export interface CompactOptions {
   /** wait until the compaction is applied to the backend */
   readonly physical?: boolean | undefined
@@ -40,19 +41,26 @@ export interface CompactOptions {
 export interface TxnBuilder<Success extends ReadonlyArray<Op>, Failure extends ReadonlyArray<Op>> {
   /** guards, all of which must hold for the success branch to run */
   readonly when: (...compare: ReadonlyArray<Comparison>) => TxnBuilder<Success, Failure>
+  /** the operations run when every guard holds */
   readonly success: <const S extends ReadonlyArray<Op>>(...ops: S) => TxnBuilder<S, Failure>
+  /** the operations run when a guard fails */
   readonly failure: <const F extends ReadonlyArray<Op>>(...ops: F) => TxnBuilder<Success, F>
   readonly commit: Effect.Effect<TxnResult<Success, Failure>, EtcdError>
 }
 
+/** The KV API (clientv3's `KV`): get, put, delete, txn and compact. */
 export interface KV {
+  /** the value of `key`, or of the keys in a range (etcd's Range) */
   readonly get: (key: string | Uint8Array, options?: GetOptions) => Effect.Effect<RangeResult, EtcdError>
+  /** sets `key` to `value` (etcd's Put) */
   readonly put: (
     key: string | Uint8Array,
     value: string | Uint8Array,
     options?: PutOptions
   ) => Effect.Effect<PutResult, EtcdError>
+  /** deletes `key`, or the keys in a range (etcd's DeleteRange) */
   readonly delete: (key: string | Uint8Array, options?: DeleteOptions) => Effect.Effect<DeleteResult, EtcdError>
+  /** starts a transaction: `.when(...).success(...).failure(...).commit` */
   readonly txn: () => TxnBuilder<[], []>
   /** discards history before `revision` (etcd's Compact) */
   readonly compact: (

@@ -28,6 +28,7 @@ import { type ClientConnectionShape, fromServiceError, unaryMethod } from "./con
 import type { ResponseHeader } from "./key-value.js"
 import { big, fromWireHeader, i64 } from "./wire.js"
 
+/** What `lease.grant` answers: the lease's id and granted TTL. */
 export interface LeaseGrantResult {
   readonly header: ResponseHeader
   readonly id: bigint
@@ -35,6 +36,7 @@ export interface LeaseGrantResult {
   readonly ttl: bigint
 }
 
+/** What `lease.timeToLive` answers: the remaining and granted TTL, and the attached keys when asked for. */
 export interface LeaseTimeToLiveResult {
   readonly header: ResponseHeader
   readonly id: bigint
@@ -45,6 +47,7 @@ export interface LeaseTimeToLiveResult {
   readonly keys: ReadonlyArray<Uint8Array>
 }
 
+/** One renewal of a lease: its id and renewed TTL. */
 export interface LeaseKeepAliveResult {
   readonly header: ResponseHeader
   readonly id: bigint
@@ -62,6 +65,7 @@ export class LeaseLost extends Schema.TaggedError<LeaseLost>()("LeaseLost", {
   cause: Schema.optional(Schema.UndefinedOr(EtcdError))
 }) {}
 
+/** A lease kept alive by `lease.keepAlive` while its scope is open. */
 export interface KeepAlive {
   readonly id: bigint
   /** completes when the lease is lost; never while it is kept alive */
@@ -70,16 +74,21 @@ export interface KeepAlive {
   readonly latest: Effect.Effect<Option.Option<LeaseKeepAliveResult>>
 }
 
+/** The Lease API (clientv3's `Lease`): grant, revoke, timeToLive, leases, and keep-alive. */
 export interface Lease {
+  /** a new lease of `ttlSeconds` (the server picks the id unless `options.id` is given) */
   readonly grant: (
     ttlSeconds: bigint | number,
     options?: { readonly id?: bigint }
   ) => Effect.Effect<LeaseGrantResult, EtcdError>
+  /** revokes the lease, deleting the keys attached to it */
   readonly revoke: (id: bigint) => Effect.Effect<{ readonly header: ResponseHeader }, EtcdError>
+  /** the lease's remaining TTL, and with `keys: true` the keys attached to it */
   readonly timeToLive: (
     id: bigint,
     options?: { readonly keys?: boolean }
   ) => Effect.Effect<LeaseTimeToLiveResult, EtcdError>
+  /** the ids of every lease the server holds */
   readonly leases: () => Effect.Effect<
     { readonly header: ResponseHeader; readonly ids: ReadonlyArray<bigint> },
     EtcdError
@@ -98,6 +107,7 @@ const TimeToLive = unaryMethod<M.LeaseTimeToLiveRequestInit, M.LeaseTimeToLiveRe
 const Leases = unaryMethod<object, M.LeaseLeasesResponse>("Lease", "LeaseLeases")
 const KeepAlivePath = unaryMethod<M.LeaseKeepAliveRequestInit, M.LeaseKeepAliveResponse>("Lease", "LeaseKeepAlive")
 
+/** A lease id as etcdctl prints it: 16 hex digits. */
 export const leaseHex = (id: bigint): string => BigInt.asUintN(64, id).toString(16).padStart(16, "0")
 
 const lostExpired = (id: bigint) =>

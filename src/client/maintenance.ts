@@ -10,6 +10,7 @@ import { type ClientConnectionShape, fromServiceError, unaryMethod } from "./con
 import type { ResponseHeader } from "./key-value.js"
 import { big, fromWireHeader } from "./wire.js"
 
+/** What `maintenance.status` answers: the member's version, db sizes, leader and raft indexes, and alarms' errors. */
 export interface StatusResult {
   readonly header: ResponseHeader
   readonly version: string
@@ -29,7 +30,9 @@ export interface SnapshotPiece {
   readonly version: string
 }
 
+/** The Maintenance API, as far as the client has it: a member's status and its snapshot stream. */
 export interface Maintenance {
+  /** the status of the member the client is connected to (etcdctl `endpoint status`) */
   readonly status: () => Effect.Effect<StatusResult, EtcdError>
   /** Maintenance.Snapshot: the pieces in order; interrupting the stream cancels the call */
   readonly snapshot: () => Stream.Stream<SnapshotPiece, EtcdError>

@@ -9,6 +9,7 @@ import { keyRange, type RangeOptions } from "./key-range.js"
 import { type KeyValue, type ResponseHeader, toBytes } from "./key-value.js"
 import { big, fromWireHeader, fromWireKv, i64 } from "./wire.js"
 
+/** Options of a get (etcd's RangeRequest): the range, revision, limit, sort and filters. */
 export interface GetOptions extends RangeOptions {
   /** read at this revision (0n/absent: the latest) */
   readonly revision?: bigint | number | undefined
@@ -30,6 +31,7 @@ export interface GetOptions extends RangeOptions {
   readonly maxCreateRevision?: bigint | number | undefined
 }
 
+/** Options of a put: a lease, the previous value back, or keeping the current value or lease. */
 export interface PutOptions {
   /** attach the key to this lease */
   readonly lease?: bigint | undefined
@@ -41,11 +43,13 @@ export interface PutOptions {
   readonly ignoreLease?: boolean | undefined
 }
 
+/** Options of a delete: the range, and the deleted key-values back. */
 export interface DeleteOptions extends RangeOptions {
   /** return the deleted key-values */
   readonly prevKv?: boolean | undefined
 }
 
+/** What a get answers: the key-values, whether more matched than `limit` let through, and the count. */
 export interface RangeResult {
   readonly header: ResponseHeader
   readonly kvs: ReadonlyArray<KeyValue>
@@ -55,11 +59,13 @@ export interface RangeResult {
   readonly count: bigint
 }
 
+/** What a put answers: the header, and the key's previous state with `prevKv`. */
 export interface PutResult {
   readonly header: ResponseHeader
   readonly prevKv: KeyValue | undefined
 }
 
+/** What a delete answers: how many keys were deleted, and their last states with `prevKv`. */
 export interface DeleteResult {
   readonly header: ResponseHeader
   readonly deleted: bigint
@@ -88,6 +94,7 @@ export interface TxnOp {
   readonly success: ReadonlyArray<Op>
   readonly failure: ReadonlyArray<Op>
 }
+/** One operation: a get, put, delete or nested txn (built with `Op.get`, …). */
 export type Op = GetOp | PutOp | DeleteOp | TxnOp
 
 /** The result type of an op: a Get gives a RangeResult, and so on. */
@@ -110,6 +117,7 @@ export type TxnResult<Success extends ReadonlyArray<Op>, Failure extends Readonl
 
 export type CompareTargetName = "version" | "createRevision" | "modRevision" | "value" | "lease"
 
+/** One txn guard: compare `target` of the key (or range) with `operand` (built with `Compare.…`). */
 export interface Comparison {
   readonly target: CompareTargetName
   readonly key: Uint8Array
@@ -131,31 +139,50 @@ const comparer =
         result,
         operand: toOperand(operand)
       })
-    return { equals: make("="), notEquals: make("!="), greater: make(">"), less: make("<") }
+    return {
+      /** holds when the target equals `operand` */
+      equals: make("="),
+      /** holds when the target differs from `operand` */
+      notEquals: make("!="),
+      /** holds when the target is greater than `operand` */
+      greater: make(">"),
+      /** holds when the target is less than `operand` */
+      less: make("<")
+    }
   }
 
 const num = (v: bigint | number): bigint => BigInt(v)
 
 /** Txn guards (clientv3's `Compare`): `Compare.value("k").equals("v")`, `Compare.modRevision("k").less(5n)`. */
 export const Compare = {
+  /** the key's version: how many times it was written since its creation */
   version: comparer<bigint | number>("version", num),
+  /** the revision of the key's creation */
   createRevision: comparer<bigint | number>("createRevision", num),
+  /** the revision of the key's last write */
   modRevision: comparer<bigint | number>("modRevision", num),
+  /** the key's value */
   value: comparer<string | Uint8Array>("value", toBytes),
+  /** the id of the lease the key is attached to (0 for none) */
   lease: comparer<bigint | number>("lease", num)
 } as const
 
 // ---- op constructors ----
 
+/** Op constructors (clientv3's `OpGet`, `OpPut`, `OpDelete`, `OpTxn`): the operations of a txn's branches. */
 export const Op = {
+  /** reads `key`, or a range of keys */
   get: (key: string | Uint8Array, options: GetOptions = {}): GetOp => ({ _tag: "Get", key, options }),
+  /** sets `key` to `value` */
   put: (key: string | Uint8Array, value: string | Uint8Array, options: PutOptions = {}): PutOp => ({
     _tag: "Put",
     key,
     value,
     options
   }),
+  /** deletes `key`, or a range of keys */
   delete: (key: string | Uint8Array, options: DeleteOptions = {}): DeleteOp => ({ _tag: "Delete", key, options }),
+  /** a nested transaction: `success` when every `compare` holds, else `failure` */
   txn: (compare: ReadonlyArray<Comparison>, success: ReadonlyArray<Op>, failure: ReadonlyArray<Op>): TxnOp => ({
     _tag: "Txn",
     compare,

@@ -4,6 +4,7 @@
 import { keyRange, type RangeOptions } from "./key-range.js"
 import type { CreateRequestFields } from "./watch-codec.js"
 
+/** Options of a watch: the range, the first revision, filters, previous values, progress and fragment settings. */
 export interface WatchOptions extends RangeOptions {
   /**
    * First revision to deliver, inclusive. 0n/absent: events after the revision the server is at

@@ -4,6 +4,7 @@
  */
 import type { Event, ResponseHeader } from "./key-value.js"
 
+/** One element of a watch's Stream: whole revisions of events, a creation notice, or a progress notification. */
 export interface WatchResponse {
   readonly header: ResponseHeader
   /** whole revisions, in revision order (fragments are already merged) */

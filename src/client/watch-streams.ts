@@ -23,6 +23,7 @@ import type { WatcherStream } from "./watcher-stream.js"
 
 type Buffer = WatchBuffer<WatchResponse, WatchError>
 
+/** How the watch streams reconnect (`retrySchedule`) and how far a watch's consumer may lag (`bufferLimit`). */
 export interface WatchStreamsOptions {
   readonly retrySchedule: Schedule.Schedule<unknown>
   /** pause reading a gRPC stream while any of its watches buffers this many responses; undefined = unbounded */
@@ -37,6 +38,7 @@ export interface Substream {
   readonly maybeResume: () => void
 }
 
+/** The registry of the client's gRPC Watch streams, one per distinct metadata, shared by its watches. */
 export interface WatchStreamsShape {
   /**
    * Registers a watch on the stream for `metadata`, opening that stream (and starting its fiber)
@@ -107,6 +109,7 @@ export const makeWatchStreams = (
     } satisfies WatchStreamsShape
   })
 
+/** The watch streams service: the client's Watch streams, opened on demand and reconnected on failure. */
 export class WatchStreams extends Context.Tag("etcd-effect/client/WatchStreams")<WatchStreams, WatchStreamsShape>() {
   /** The registry on the client's connection; the layer's scope owns every stream. */
   static readonly layer = (options: WatchStreamsOptions): Layer.Layer<WatchStreams, never, ClientConnection> =>

@@ -12,11 +12,13 @@ import { watchMetadata, type WatchOptions, watchSpec } from "./watch-options.js"
 import type { WatchResponse } from "./watch-response.js"
 import { WatchStreams, type WatchStreamsShape } from "./watch-streams.js"
 
+/** Options of `requestProgress`: require a leader, and the metadata that picks the Watch stream. */
 export interface ProgressOptions {
   readonly requireLeader?: boolean | undefined
   readonly metadata?: Readonly<Record<string, string>> | undefined
 }
 
+/** The watch half of the client: `watch` as a Stream and `requestProgress`. */
 export interface Watcher {
   /**
    * Watches a key, range or prefix. Each element is one response: whole revisions of events in

@@ -1,6 +1,8 @@
 /**
  * The Kubernetes half: the apiserver's storage over etcd (storage.Interface, the etcd3 watchChan),
  * the legacy etcd2 watcher, the Cacher, and a Kubernetes-style list/watch HTTP API.
+ *
+ * @module
  */
 export {
   isKubeObject,

@@ -1,6 +1,8 @@
 /**
  * Leases (etcd's server/lease): the `Lessor` service and its layer. Internals (the lease map,
  * the expiry queue, the record codec) stay in their own files.
+ *
+ * @module
  */
 export {
   defaultLessorConfig,

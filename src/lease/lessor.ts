@@ -37,6 +37,7 @@ export const minLeaseTTLFor = (electionTimeoutMs: number, heartbeatMs: number): 
   return Math.ceil((Math.floor((3 * ticks) / 2) * heartbeatMs) / 1000)
 }
 
+/** The lessor's timings and limits: the minimum TTL, the expiry check, the revoke rate and retries. */
 export interface LessorConfig {
   /** seconds; shorter grants are raised to it (etcd: derived from the election timeout) */
   readonly minLeaseTTL: number
@@ -50,6 +51,7 @@ export interface LessorConfig {
   readonly promoteExtend: Duration.DurationInput
 }
 
+/** etcd's defaults: its minimum TTL at the default election timeout, 500 ms checks, 1000 revokes per second. */
 export const defaultLessorConfig: LessorConfig = {
   minLeaseTTL: minLeaseTTLFor(1000, 100),
   expiryCheckInterval: Duration.millis(500),
@@ -60,30 +62,36 @@ export const defaultLessorConfig: LessorConfig = {
 
 // --- requests and responses (etcdserverpb, camelCase; ids as bigint, TTLs in seconds) ---
 
+/** A LeaseGrant request: the TTL, and the id unless the lessor is to pick one. */
 export interface LeaseGrantRequest {
   /** 0n/absent: the lessor picks a random positive id */
   readonly id?: bigint | undefined
   readonly ttl: number
 }
+/** A LeaseGrant response: the lease's id and granted TTL. */
 export interface LeaseGrantResponse {
   readonly header: ResponseHeader
   readonly id: bigint
   /** the TTL granted (raised to the minimum TTL) */
   readonly ttl: number
 }
+/** A LeaseRevoke response: the header of the revision that deleted the lease's keys. */
 export interface LeaseRevokeResponse {
   readonly header: ResponseHeader
 }
+/** A LeaseKeepAlive response: the lease's id and renewed TTL. */
 export interface LeaseKeepAliveResponse {
   readonly header: ResponseHeader
   readonly id: bigint
   /** the granted TTL; 0 on the keep-alive stream when the lease is gone */
   readonly ttl: number
 }
+/** A LeaseTimeToLive request: the lease, and whether its keys are wanted. */
 export interface LeaseTimeToLiveRequest {
   readonly id: bigint
   readonly keys?: boolean | undefined
 }
+/** A LeaseTimeToLive response: the seconds left, the granted TTL and the attached keys when asked for. */
 export interface LeaseTimeToLiveResponse {
   readonly header: ResponseHeader
   readonly id: bigint
@@ -93,15 +101,18 @@ export interface LeaseTimeToLiveResponse {
   /** attached keys in key order, when asked for */
   readonly keys: ReadonlyArray<Uint8Array>
 }
+/** One lease in a LeaseLeases response: its id. */
 export interface LeaseStatus {
   readonly id: bigint
 }
+/** A LeaseLeases response: every lease the lessor holds. */
 export interface LeaseLeasesResponse {
   readonly header: ResponseHeader
   /** soonest expiry first */
   readonly leases: ReadonlyArray<LeaseStatus>
 }
 
+/** The lessor's operations: grant, revoke, renew, keep-alive, time-to-live and the list of leases. */
 export interface LessorShape {
   /** the minimum TTL in seconds grants are raised to */
   readonly minLeaseTTL: number
@@ -127,6 +138,7 @@ export interface LessorShape {
   readonly guardRevocations: (refusal: () => EtcdError | undefined) => void
 }
 
+/** The lessor service (etcd's lease.Lessor): leases with TTLs, their attached keys revoked on expiry. */
 export class Lessor extends Context.Tag("etcd-effect/Lessor")<Lessor, LessorShape>() {}
 
 const isLeaseNotFound = (e: EtcdError): boolean => e.message === Errors.leaseNotFound().message
@@ -392,10 +404,11 @@ const make = (config: LessorConfig) =>
     })
   })
 
-/** The lessor with etcd's defaults over a store and its backend. */
+/** The lessor with `config` over etcd's defaults, over a store and its backend. */
 export const layerWith = (
   config: Partial<LessorConfig> = {}
 ): Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> =>
   Layer.scoped(Lessor, make({ ...defaultLessorConfig, ...config }))
 
+/** The lessor with etcd's defaults (`defaultLessorConfig`) over a store and its backend. */
 export const layer: Layer.Layer<Lessor, RecoveryError, MvccStore | Backend> = layerWith()

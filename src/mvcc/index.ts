@@ -1,4 +1,8 @@
-/** The revisioned key-value store: its contract (`MvccStore`), records, and the store's layers. */
+/**
+ * The revisioned key-value store: its contract (`MvccStore`), records, and the store's layers.
+ *
+ * @module
+ */
 export { type Event, EventType, isCreate, type KeyValue } from "./key-value.js"
 export {
   type CompactResponse,

@@ -21,6 +21,7 @@ export interface KeyValue {
 export const EventType = { PUT: 0, DELETE: 1 } as const
 export type EventType = (typeof EventType)[keyof typeof EventType]
 
+/** One change in a committed revision: a PUT or DELETE of a key, with its previous KeyValue when asked for. */
 export interface Event {
   readonly type: EventType
   /** PUT: the new KeyValue. DELETE: `{ key, modRevision: deletion revision }`, other fields zero. */

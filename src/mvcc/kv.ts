@@ -12,16 +12,22 @@ import type { EtcdError } from "../errors.js"
 import type { Event, KeyValue } from "./key-value.js"
 import type { WriteResult } from "./pending-write.js"
 
+/** The header of the store's responses: the revision they reflect. */
 export interface ResponseHeader {
   /** the store revision the response reflects */
   readonly revision: number
 }
 
+/** RangeRequest.SortOrder: NONE (0), ASCEND (1) or DESCEND (2). */
 export const SortOrder = { NONE: 0, ASCEND: 1, DESCEND: 2 } as const
+/** One of `SortOrder`'s values. */
 export type SortOrder = (typeof SortOrder)[keyof typeof SortOrder]
+/** RangeRequest.SortTarget: the field a range is sorted by (KEY, VERSION, CREATE, MOD, VALUE). */
 export const SortTarget = { KEY: 0, VERSION: 1, CREATE: 2, MOD: 3, VALUE: 4 } as const
+/** One of `SortTarget`'s values. */
 export type SortTarget = (typeof SortTarget)[keyof typeof SortTarget]
 
+/** etcd's RangeRequest: a key or range, at a revision, with limit, sort, count and revision filters. */
 export interface RangeRequest {
   readonly key: Uint8Array
   /** empty/absent: the single key; "\0": every key >= key; otherwise [key, rangeEnd) */
@@ -39,6 +45,7 @@ export interface RangeRequest {
   readonly minCreateRevision?: number | undefined
   readonly maxCreateRevision?: number | undefined
 }
+/** etcd's RangeResponse: the key-values, whether more matched, and the count. */
 export interface RangeResponse {
   readonly header: ResponseHeader
   readonly kvs: ReadonlyArray<KeyValue>
@@ -46,6 +53,7 @@ export interface RangeResponse {
   readonly count: number
 }
 
+/** etcd's PutRequest: a key, its value and lease, and the ignore_value, ignore_lease and prev_kv options. */
 export interface PutRequest {
   readonly key: Uint8Array
   readonly value?: Uint8Array | undefined
@@ -54,27 +62,35 @@ export interface PutRequest {
   readonly ignoreValue?: boolean | undefined
   readonly ignoreLease?: boolean | undefined
 }
+/** etcd's PutResponse: the header, and the previous key-value when asked for. */
 export interface PutResponse {
   readonly header: ResponseHeader
   readonly prevKv?: KeyValue | undefined
 }
 
+/** etcd's DeleteRangeRequest: a key or range, and prev_kv. */
 export interface DeleteRangeRequest {
   readonly key: Uint8Array
   readonly rangeEnd?: Uint8Array | undefined
   readonly prevKv?: boolean | undefined
 }
+/** etcd's DeleteRangeResponse: how many keys were deleted, and their previous key-values when asked for. */
 export interface DeleteRangeResponse {
   readonly header: ResponseHeader
   readonly deleted: number
   readonly prevKvs: ReadonlyArray<KeyValue>
 }
 
+/** Compare.CompareResult: EQUAL, GREATER, LESS or NOT_EQUAL. */
 export const CompareResult = { EQUAL: 0, GREATER: 1, LESS: 2, NOT_EQUAL: 3 } as const
+/** One of `CompareResult`'s values. */
 export type CompareResult = (typeof CompareResult)[keyof typeof CompareResult]
+/** Compare.CompareTarget: VERSION, CREATE, MOD, VALUE or LEASE. */
 export const CompareTarget = { VERSION: 0, CREATE: 1, MOD: 2, VALUE: 3, LEASE: 4 } as const
+/** One of `CompareTarget`'s values. */
 export type CompareTarget = (typeof CompareTarget)[keyof typeof CompareTarget]
 
+/** etcd's Compare: a txn guard on a key or range's version, create or mod revision, value or lease. */
 export type Compare = {
   readonly result: CompareResult
   readonly key: Uint8Array
@@ -87,29 +103,34 @@ export type Compare = {
   | { readonly target: typeof CompareTarget.LEASE; readonly lease: bigint }
 )
 
+/** etcd's RequestOp: one operation of a txn branch (a range, put, delete or nested txn). */
 export type RequestOp =
   | { readonly _tag: "Range"; readonly request: RangeRequest }
   | { readonly _tag: "Put"; readonly request: PutRequest }
   | { readonly _tag: "DeleteRange"; readonly request: DeleteRangeRequest }
   | { readonly _tag: "Txn"; readonly request: TxnRequest }
 
+/** etcd's ResponseOp: the response of one operation of a txn branch. */
 export type ResponseOp =
   | { readonly _tag: "Range"; readonly response: RangeResponse }
   | { readonly _tag: "Put"; readonly response: PutResponse }
   | { readonly _tag: "DeleteRange"; readonly response: DeleteRangeResponse }
   | { readonly _tag: "Txn"; readonly response: TxnResponse }
 
+/** etcd's TxnRequest: guards, and the operations of the success and failure branches. */
 export interface TxnRequest {
   readonly compare: ReadonlyArray<Compare>
   readonly success: ReadonlyArray<RequestOp>
   readonly failure: ReadonlyArray<RequestOp>
 }
+/** etcd's TxnResponse: whether the guards held, and the responses of the branch that ran. */
 export interface TxnResponse {
   readonly header: ResponseHeader
   readonly succeeded: boolean
   readonly responses: ReadonlyArray<ResponseOp>
 }
 
+/** etcd's CompactionResponse: the header. */
 export interface CompactResponse {
   readonly header: ResponseHeader
 }
@@ -128,20 +149,28 @@ export interface LeaseAttachments {
  */
 export type CommitListener = (rev: number, events: ReadonlyArray<Event>) => void
 
+/**
+ * The store's operations: reads, writes (as Effects and as the fast path's plain results),
+ * compaction, and the seams for the watch layer and lessor.
+ */
 export interface MvccStoreShape {
   /** the current revision: the newest durable, visible one (1 on a fresh store) */
   readonly rev: () => number
   /** the compaction watermark set by the last Compact request (-1 when never compacted) */
   readonly compactRevision: () => number
 
+  /** etcd's Range: reads the committed state (never waits) */
   readonly range: (req: RangeRequest) => Effect.Effect<RangeResponse, EtcdError>
   /**
    * `range` answered now, as a plain Exit: a Range never waits (it reads the committed state), so
    * the server's unary fast path runs it without an Effect to interpret (server/grpc-bridge.ts).
    */
   readonly rangeNow: (req: RangeRequest) => Exit.Exit<RangeResponse, EtcdError>
+  /** etcd's Put: a new revision once durable */
   readonly put: (req: PutRequest) => Effect.Effect<PutResponse, EtcdError>
+  /** etcd's DeleteRange: a new revision once durable, unless no key matched */
   readonly deleteRange: (req: DeleteRangeRequest) => Effect.Effect<DeleteRangeResponse, EtcdError>
+  /** etcd's Txn: the guards evaluated and one branch applied in one revision (none when it only reads) */
   readonly txn: (req: TxnRequest) => Effect.Effect<TxnResponse, EtcdError>
   /**
    * The write fast path: `put`/`deleteRange`/`txn` checked, evaluated and staged now, with no
@@ -151,7 +180,9 @@ export interface MvccStoreShape {
    * a fiber). Same checks, errors, logs and store stop as the Effect methods, which are built on these.
    */
   readonly putNow: (req: PutRequest) => WriteResult<PutResponse, EtcdError>
+  /** `deleteRange` on the write fast path (see `putNow`) */
   readonly deleteRangeNow: (req: DeleteRangeRequest) => WriteResult<DeleteRangeResponse, EtcdError>
+  /** `txn` on the write fast path (see `putNow`) */
   readonly txnNow: (req: TxnRequest) => WriteResult<TxnResponse, EtcdError>
   /** Sets the watermark at once; with `physical` waits until superseded revisions are removed. */
   readonly compact: (revision: number, physical?: boolean) => Effect.Effect<CompactResponse, EtcdError>
@@ -197,4 +228,5 @@ export interface MvccStoreShape {
   readonly keysWithLease: () => ReadonlyArray<{ readonly key: Uint8Array; readonly lease: bigint }>
 }
 
+/** The revisioned key-value store service (etcd's mvcc.KV): `Mvcc.layer` builds it over a Backend. */
 export class MvccStore extends Context.Tag("etcd-effect/MvccStore")<MvccStore, MvccStoreShape>() {}

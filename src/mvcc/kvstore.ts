@@ -36,6 +36,7 @@ import { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_
 // ---------------------------------------------------------------------------------------------
 // configuration
 
+/** The store's limits: --max-request-bytes, --max-txn-ops and the physical compaction's batch size. */
 export interface KvStoreConfigShape {
   /** etcd's --max-request-bytes (default 1.5 MiB) */
   readonly maxRequestBytes: number
@@ -45,16 +46,19 @@ export interface KvStoreConfigShape {
   readonly compactionBatchLimit?: number | undefined
 }
 
+/** The store's limits as a service, read by `Mvcc.layer` (`layerConfig` provides it). */
 export class KvStoreConfig extends Context.Tag("etcd-effect/KvStoreConfig")<KvStoreConfig, KvStoreConfigShape>() {}
 
 export { DEFAULT_COMPACTION_BATCH_LIMIT, DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS }
 
+/** etcd's defaults: 1.5 MiB requests, 128 ops per txn, 1000 revisions per compaction batch. */
 export const defaultConfig: KvStoreConfigShape = {
   maxRequestBytes: DEFAULT_MAX_REQUEST_BYTES,
   maxTxnOps: DEFAULT_MAX_TXN_OPS,
   compactionBatchLimit: DEFAULT_COMPACTION_BATCH_LIMIT
 }
 
+/** The store's limits: etcd's defaults with `config` over them. */
 export const layerConfig = (config: Partial<KvStoreConfigShape> = {}): Layer.Layer<KvStoreConfig> =>
   Layer.succeed(KvStoreConfig, { ...defaultConfig, ...config })
 

@@ -5,6 +5,7 @@
  */
 import { ParseResult, Schema } from "effect"
 
+/** Stored records that do not decode at start-up: the member cannot rebuild its index, leases, auth or alarms. */
 export class RecoveryError extends Schema.TaggedError<RecoveryError>()("RecoveryError", {
   /** what was being rebuilt: the store's key index, the lessor's leases, auth's users and roles, the alarms */
   reason: Schema.Literal("IndexRebuild", "LeaseRecovery", "AuthRecovery", "AlarmRecovery"),

@@ -13,6 +13,7 @@ export const REV_BYTES_LEN = 17
 export const MARKED_REV_BYTES_LEN = 18
 const TOMBSTONE_MARK = 0x74 // 't'
 
+/** Orders revisions by main, then sub revision: negative, zero or positive. */
 export const compareRevision = (a: Revision, b: Revision): number =>
   a.main !== b.main ? a.main - b.main : a.sub - b.sub
 

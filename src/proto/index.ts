@@ -1,6 +1,8 @@
 /**
  * etcd's v3 wire protocol for etcd-effect: the protos loaded at run time, service definitions and
  * client constructors for grpc-js, and the TypeScript shapes of the messages in both directions.
+ *
+ * @module etcd-effect/proto
  */
 export {
   clientConstructor,

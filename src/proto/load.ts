@@ -143,7 +143,9 @@ export const packageDefinition: protoLoader.PackageDefinition = (() => {
   return def
 })()
 
+/** The etcdserverpb services the protos define, by name. */
 export const serviceNames = ["KV", "Watch", "Lease", "Cluster", "Maintenance", "Auth"] as const
+/** One of `serviceNames`. */
 export type ServiceName = (typeof serviceNames)[number]
 
 /** A service's method table, for `server.addService(serviceDefinition("KV"), impl)`. */

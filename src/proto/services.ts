@@ -7,6 +7,7 @@
 import type * as grpc from "@grpc/grpc-js"
 import type * as M from "./messages.js"
 
+/** A grpc-js implementation of etcdserverpb.KV: Range, Put, DeleteRange, Txn and Compact, typed. */
 export type KVServer = {
   readonly Range: grpc.handleUnaryCall<M.RangeRequest, M.RangeResponseInit>
   readonly Put: grpc.handleUnaryCall<M.PutRequest, M.PutResponseInit>
@@ -15,10 +16,12 @@ export type KVServer = {
   readonly Compact: grpc.handleUnaryCall<M.CompactionRequest, M.CompactionResponseInit>
 }
 
+/** A grpc-js implementation of etcdserverpb.Watch: the bidirectional Watch stream, typed. */
 export type WatchServer = {
   readonly Watch: grpc.handleBidiStreamingCall<M.WatchRequest, M.WatchResponseInit>
 }
 
+/** A grpc-js implementation of etcdserverpb.Lease: grant, revoke, keep-alive, time-to-live and leases, typed. */
 export type LeaseServer = {
   readonly LeaseGrant: grpc.handleUnaryCall<M.LeaseGrantRequest, M.LeaseGrantResponseInit>
   readonly LeaseRevoke: grpc.handleUnaryCall<M.LeaseRevokeRequest, M.LeaseRevokeResponseInit>

@@ -6,10 +6,12 @@ import { Duration } from "effect"
 import { DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_TXN_OPS } from "../mvcc/limits.js"
 import { type ClientTlsConfig, defaultClientTlsConfig } from "./tls-config.js"
 
+/** --auto-compaction-mode and --auto-compaction-retention: keep a period of history, or a number of revisions. */
 export type AutoCompaction =
   | { readonly mode: "periodic"; readonly retention: Duration.Duration }
   | { readonly mode: "revision"; readonly retention: number }
 
+/** A member's configuration: etcd's serve flags, each as a field (`defaultServerConfig` holds etcd's defaults). */
 export interface ServerConfig {
   /** --name: this member's name (MemberList) */
   readonly name: string
@@ -111,6 +113,7 @@ export const DEFAULT_PROGRESS_NOTIFY_INTERVAL = Duration.minutes(10)
 /** etcd's minWatchProgressInterval: shorter configured intervals are raised to it. */
 export const MIN_PROGRESS_NOTIFY_INTERVAL = Duration.millis(100)
 
+/** etcd's default --listen-client-urls. */
 export const DEFAULT_CLIENT_URL = "http://127.0.0.1:2379"
 /** etcd's default --initial-advertise-peer-urls */
 export const DEFAULT_PEER_URL = "http://localhost:2380"
@@ -118,6 +121,7 @@ export const DEFAULT_PEER_URL = "http://localhost:2380"
 /** etcd's usual metrics port, for --listen-metrics-urls (which is empty by default, as etcd's) */
 export const DEFAULT_METRICS_URL = "http://127.0.0.1:2381"
 
+/** etcd's defaults for every field, in memory (no data dir) on http://127.0.0.1:2379. */
 export const defaultServerConfig: ServerConfig = {
   name: "default",
   dataDir: undefined,

@@ -2,6 +2,8 @@
  * The etcd-compatible gRPC server: `serve(options)` / `layer(options)` run a whole member (backend,
  * store, watch, lessor, gRPC); `layerServer(config)` puts the gRPC server over services already
  * in context.
+ *
+ * @module
  */
 export { API_VERSION } from "./maintenance-server.js"
 export {

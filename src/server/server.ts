@@ -72,6 +72,7 @@ import { withKvWire } from "./kv-wire.js"
 
 export { ServeError }
 
+/** A running member: its name and ids, where it listens, and the calls in flight. */
 export interface EtcdServerShape {
   readonly name: string
   readonly clusterId: bigint
@@ -88,6 +89,7 @@ export interface EtcdServerShape {
   readonly calls: () => { readonly unary: number; readonly streams: number }
 }
 
+/** The running member as a service (`Server.layer` provides it): its ids, endpoints and URLs. */
 export class EtcdServer extends Context.Tag("etcd-effect/EtcdServer")<EtcdServer, EtcdServerShape>() {}
 
 /** The gRPC server over the store, watch and lease services in context. */

@@ -43,6 +43,7 @@ export { DEFAULT_PROGRESS_NOTIFY_INTERVAL, MIN_PROGRESS_NOTIFY_INTERVAL }
 /** @internal exported for tests (they drive the send rules directly) */
 export { StreamState }
 
+/** The Watch service's limits: the request size fragments are cut at, and the progress notification period. */
 export interface WatchServerConfig {
   /** --max-request-bytes; fragments are cut at this plus 512 KiB */
   readonly maxRequestBytes: number

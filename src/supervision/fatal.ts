@@ -19,11 +19,13 @@ export class LoopDied extends Schema.TaggedError<LoopDied>()("LoopDied", {
   message: Schema.String
 }) {}
 
+/** What a background loop reports its death to. */
 export interface FatalShape {
   /** Called once by a loop that ended other than by interruption. */
   readonly loopDied: (error: LoopDied) => Effect.Effect<void>
 }
 
+/** Where the member's background loops report their death; the default logs it, `failOnFatal`'s fails the program. */
 export class Fatal extends Context.Reference<Fatal>()("etcd-effect/Fatal", {
   // nobody to fail: at least not silent (the runtime reports a dead forked fiber at debug level)
   defaultValue: (): FatalShape => ({ loopDied: (e) => Effect.logError(e.message) })

@@ -13,6 +13,7 @@ import type { ServerConfig } from "../server/config.js"
 import { EtcdServer, serve, type ServeError } from "../server/server.js"
 import { onLiveClock } from "./test-clock.js"
 
+/** Options of `Testing.layer`: the member's config and the client's. */
 export interface TestEtcdOptions {
   /** the member's config (default: in memory, `http://127.0.0.1:0`) */
   readonly server?: Partial<ServerConfig> | undefined

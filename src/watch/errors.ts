@@ -5,6 +5,7 @@
 import { Schema } from "effect"
 
 const WatchErrorReason = Schema.Literal("EmptyRange", "StreamClosed", "DuplicateId", "NotExist", "Compacted")
+/** Which watch error: an empty range, a closed stream, a duplicate or unknown id, or a compacted revision. */
 export type WatchErrorReason = typeof WatchErrorReason.Type
 
 const messages: Record<WatchErrorReason, string> = {

@@ -2,6 +2,8 @@
  * The watch layer: etcd's watchable store, its services (the watcher groups, the victims) and its
  * watch streams. The parts inside them (`WatcherGroup`, the interval tree, batches,
  * `WatchStreamImpl`) are internal: import them by file path.
+ *
+ * @module
  */
 export { WatchError, type WatchErrorReason } from "./errors.js"
 export type { WatchRequest, WatchStream } from "./watch-stream.js"

@@ -127,6 +127,7 @@ export class VictimBatches {
   }
 }
 
+/** The victims' operations: watchers whose events a full channel refused, held and redelivered by a loop. */
 export interface VictimsShape {
   /** victims held now */
   readonly size: () => number
@@ -140,11 +141,13 @@ export interface VictimsShape {
   readonly moveVictims: () => number
 }
 
+/** How often victims are retried. */
 export interface VictimsConfig {
   /** redelivery period while victims exist (etcd: 10 ms) */
   readonly retryPeriod: Duration.DurationInput
 }
 
+/** etcd's default: a retry every 10 ms while victims exist. */
 export const defaultVictimsConfig: VictimsConfig = { retryPeriod: Duration.millis(10) }
 
 /** The victims over the groups and store in context; the loop lives in the caller's scope. */
@@ -182,6 +185,7 @@ const make = (config: VictimsConfig): Effect.Effect<VictimsShape, never, Watcher
     } satisfies VictimsShape
   })
 
+/** The victims service (etcd's victims list in watchable_store.go) and its redelivery loop. */
 export class Victims extends Context.Tag("etcd-effect/Victims")<Victims, VictimsShape>() {
   /** The victims with their loop, over `WatcherGroups` and the store's revision. */
   static readonly layerWith = (

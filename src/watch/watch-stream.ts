@@ -36,6 +36,7 @@ export interface WatchRequest {
   readonly prevKv?: boolean | undefined
 }
 
+/** A watch stream (etcd's mvcc.WatchStream): watchers created and canceled on it, their responses on one channel. */
 export interface WatchStream {
   /** Watch: registers a watcher and returns its id. */
   readonly watch: (req: WatchRequest) => Effect.Effect<WatchId, WatchError>

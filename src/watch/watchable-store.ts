@@ -47,6 +47,7 @@ export interface WatchableStoreConfig {
   readonly immediateResync: boolean
 }
 
+/** etcd's defaults: 128-event channels, 512 watchers per sync round, 100 ms resync, 10 ms victim retry. */
 export const defaultWatchableStoreConfig: WatchableStoreConfig = {
   chanBufLen: 128,
   maxWatchersPerSync: 512,
@@ -57,6 +58,7 @@ export const defaultWatchableStoreConfig: WatchableStoreConfig = {
   immediateResync: true
 }
 
+/** The watchable store's operations: new watch streams, the store's revision, and the counts its metrics read. */
 export interface WatchableStoreShape {
   /** NewWatchStream: a stream whose lifetime is the caller's scope. */
   readonly newWatchStream: Effect.Effect<WatchStream, never, Scope.Scope>
@@ -72,8 +74,11 @@ export interface WatchableStoreShape {
   readonly pendingEventsCount: () => number
   /** events taken by send loops so far (etcd_debugging_mvcc_events_total) */
   readonly eventsTotal: () => number
+  /** watchers at the store's head (the synced group) */
   readonly syncedWatcherCount: () => number
+  /** watchers catching up from history (the unsynced group) */
   readonly unsyncedWatcherCount: () => number
+  /** watchers whose events are held for redelivery (victims) */
   readonly victimCount: () => number
   /**
    * One round of the unsynced loop now (etcd's syncWatchers, which its tests call directly);
@@ -84,6 +89,10 @@ export interface WatchableStoreShape {
   readonly moveVictims: Effect.Effect<number>
 }
 
+/**
+ * The watchable store service (etcd's watchableStore): watchers over the mvcc store, fed by its
+ * commits and its history.
+ */
 export class WatchableStore extends Context.Tag("etcd-effect/WatchableStore")<WatchableStore, WatchableStoreShape>() {}
 
 /** Gives I/O callbacks a turn (a macrotask), unlike yieldNow which stays on the microtask queue. */
@@ -401,4 +410,5 @@ export const layerWith = (options: Partial<WatchableStoreConfig>): Layer.Layer<W
   )
 }
 
+/** The watchable store with etcd's defaults over the mvcc store. */
 export const layer: Layer.Layer<WatchableStore, never, MvccStore> = layerWith({})

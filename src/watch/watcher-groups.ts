@@ -7,6 +7,7 @@
 import { Context, Layer } from "effect"
 import { WatcherGroup } from "./watcher-group.js"
 
+/** The two watcher groups: `synced` at the store's head, `unsynced` catching up. */
 export interface WatcherGroupsShape {
   /** watchers at the store's head: the commit path (notify) delivers to them */
   readonly synced: WatcherGroup
@@ -14,6 +15,7 @@ export interface WatcherGroupsShape {
   readonly unsynced: WatcherGroup
 }
 
+/** The watcher groups service, shared by the watchable store, its sync loop and the victims. */
 export class WatcherGroups extends Context.Tag("etcd-effect/WatcherGroups")<WatcherGroups, WatcherGroupsShape>() {
   /** Two empty groups, new for each build of the layer. */
   static readonly layer: Layer.Layer<WatcherGroups> = Layer.sync(WatcherGroups, () => ({

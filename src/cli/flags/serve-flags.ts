@@ -169,16 +169,27 @@ export const serveFlags = {
     description: "etcd 3.6's Gate=true|false list (InitialCorruptCheck, …).",
     parse: parseFeatureGates
   } satisfies Flag<FeatureGates>,
-  "enable-distributed-tracing": bool({ description: "OpenTelemetry tracing (etcd 3.6)." }),
-  "experimental-enable-distributed-tracing": bool({ description: "OpenTelemetry tracing." }),
-  "distributed-tracing-address": string({ default: "localhost:4317", description: "OTLP collector address." }),
-  "experimental-distributed-tracing-address": string({ default: "localhost:4317", description: "OTLP address." }),
-  "distributed-tracing-service-name": string({ default: "etcd", description: "Tracing service name." }),
-  "experimental-distributed-tracing-service-name": string({ default: "etcd", description: "Service name." }),
-  "distributed-tracing-instance-id": string({ description: "Tracing instance id." }),
-  "experimental-distributed-tracing-instance-id": string({ description: "Tracing instance id." }),
-  "distributed-tracing-sampling-rate": int({ description: "Samples per million spans." }),
-  "experimental-distributed-tracing-sampling-rate": int({ description: "Samples per million spans." }),
+  "enable-distributed-tracing": bool({ description: "Exports spans over OTLP/HTTP (etcd 3.6's name)." }),
+  "experimental-enable-distributed-tracing": bool({ description: "Exports spans over OTLP/HTTP." }),
+  "distributed-tracing-address": string({
+    default: "localhost:4317",
+    description: "OTLP/HTTP collector (host:port or URL)."
+  }),
+  "experimental-distributed-tracing-address": string({
+    default: "localhost:4317",
+    description: "OTLP/HTTP collector."
+  }),
+  "distributed-tracing-service-name": string({ default: "etcd", description: "The spans' service.name." }),
+  "experimental-distributed-tracing-service-name": string({
+    default: "etcd",
+    description: "The spans' service.name."
+  }),
+  "distributed-tracing-instance-id": string({ description: "The spans' service.instance.id." }),
+  "experimental-distributed-tracing-instance-id": string({ description: "The spans' service.instance.id." }),
+  "distributed-tracing-sampling-rate": int({
+    description: "Root spans sampled per million."
+  }),
+  "experimental-distributed-tracing-sampling-rate": int({ description: "Root spans sampled per million." }),
   metrics: string({ default: "basic", description: "basic or extensive (the histograms are always exported)." }),
   ...acceptedEtcdFlags
 } as const

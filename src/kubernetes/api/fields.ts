@@ -2,18 +2,24 @@
  * apimachinery/pkg/fields: field selectors (the `fieldSelector` query parameter): terms joined by
  * ",", each `field=value`, `field==value` or `field!=value`; `\`, `,` and `=` in values are escaped
  * with a backslash. Only equality: a field that is absent counts as "".
+ *
+ * @module
  */
 import { Either } from "effect"
 
 /** A parsed field selector (fields.Selector). */
 export interface FieldSelector {
+  /** whether an object's fields satisfy every term (an absent field counts as "") */
   readonly matches: (fields: Readonly<Record<string, string>>) => boolean
+  /** whether the selector has no terms (it selects everything) */
   readonly empty: () => boolean
   /** the value `field` is required to equal (fields.Selector.RequiresExactMatch), if any */
   readonly requiresExactMatch: (field: string) => string | undefined
+  /** the canonical text (fields.Selector.String) */
   readonly toString: () => string
 }
 
+/** One term of a field selector: `field=value`, or `field!=value` when `not`. */
 export interface Term {
   readonly field: string
   readonly value: string
@@ -46,6 +52,7 @@ export const unescapeValue = (s: string): Either.Either<string, string> => {
 
 const termString = (t: Term): string => `${t.field}${t.not ? "!=" : "="}${escapeValue(t.value)}`
 
+/** A field selector over its terms, in the order given. */
 export const fromTerms = (terms: ReadonlyArray<Term>): FieldSelector & { readonly terms: ReadonlyArray<Term> } => {
   const text = terms.map(termString).join(",")
   return {
@@ -63,6 +70,7 @@ export const fromTerms = (terms: ReadonlyArray<Term>): FieldSelector & { readonl
   }
 }
 
+/** The selector that selects every object (fields.Everything). */
 export const everything = fromTerms([])
 
 /** OneTermEqualSelector */

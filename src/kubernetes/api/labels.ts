@@ -3,20 +3,26 @@
  * parameter): requirements joined by ",", each `key`, `!key`, `key=v`, `key==v`, `key!=v`,
  * `key in (a,b)`, `key notin (a,b)`, `key>n`, `key<n`. Errors are apimachinery's, word for word.
  * Requirements are sorted by key, as upstream, so `toString` is canonical.
+ *
+ * @module
  */
 import { Either } from "effect"
 import { fieldInvalid, isQualifiedName, isValidLabelValue } from "./validation.js"
 
 /** A parsed label selector (labels.Selector). */
 export interface LabelSelector {
+  /** whether a set of labels satisfies every requirement */
   readonly matches: (labels: Readonly<Record<string, string>>) => boolean
+  /** whether the selector has no requirements (it selects everything) */
   readonly empty: () => boolean
   /** the canonical text (labels.Selector.String) */
   readonly toString: () => string
 }
 
+/** A requirement's operator, as labels.Parse reads it (`exists` for `key`, `!` for `!key`, `gt`/`lt` for `>`/`<`). */
 export type Operator = "in" | "notin" | "=" | "==" | "!=" | "exists" | "!" | "gt" | "lt"
 
+/** One requirement of a label selector: a key, an operator and its values. */
 export interface Requirement {
   readonly key: string
   readonly operator: Operator
@@ -85,6 +91,7 @@ export const fromRequirements = (
   requirements: ReadonlyArray<Requirement>
 ): LabelSelector & {
   readonly requirements: ReadonlyArray<Requirement>
+  /** the value `label` is required to equal (`key=v`, `key==v` or `key in (v)`), if any */
   readonly requiresExactMatch: (label: string) => string | undefined
 } => {
   const reqs = [...requirements].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
@@ -107,6 +114,7 @@ export const fromRequirements = (
   }
 }
 
+/** The selector that selects every object (labels.Everything). */
 export const everything = fromRequirements([])
 
 /** SelectorFromSet: key=value for each entry (no validation, as upstream). */

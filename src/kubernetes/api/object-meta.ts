@@ -8,6 +8,7 @@ import { Schema } from "effect"
 
 const StringMap = Schema.Record({ key: Schema.String, value: Schema.String })
 
+/** metav1.ObjectMeta as a Schema: name, namespace, uid, resourceVersion, labels, annotations, … (other fields kept). */
 export const ObjectMeta = Schema.Struct(
   {
     name: Schema.optional(Schema.String),
@@ -27,6 +28,7 @@ export const ObjectMeta = Schema.Struct(
   },
   Schema.Record({ key: Schema.String, value: Schema.Unknown })
 )
+/** metav1.ObjectMeta as a value. */
 export type ObjectMeta = typeof ObjectMeta.Type
 
 /** A Kubernetes object: TypeMeta + ObjectMeta + whatever else the resource has (spec, data, …). */
@@ -40,11 +42,13 @@ export const KubeObject = Schema.Struct(
 )
 export type KubeObject = typeof KubeObject.Type
 
+/** metav1.ListMeta as a Schema: the list's resourceVersion, continue token and remaining item count. */
 export const ListMeta = Schema.Struct({
   resourceVersion: Schema.optional(Schema.String),
   continue: Schema.optional(Schema.String),
   remainingItemCount: Schema.optional(Schema.Number)
 })
+/** metav1.ListMeta as a value. */
 export type ListMeta = typeof ListMeta.Type
 
 /** A list result (`<Kind>List`): the items and the list's resourceVersion / continue token. */

@@ -13,6 +13,7 @@ export const StatusCause = Schema.Struct({
 })
 export type StatusCause = typeof StatusCause.Type
 
+/** metav1.StatusDetails: the object an error is about (name, group, kind, uid), its causes and retry-after. */
 export const StatusDetails = Schema.Struct({
   name: Schema.optional(Schema.String),
   group: Schema.optional(Schema.String),
@@ -21,8 +22,10 @@ export const StatusDetails = Schema.Struct({
   causes: Schema.optional(Schema.Array(StatusCause)),
   retryAfterSeconds: Schema.optional(Schema.Number)
 })
+/** metav1.StatusDetails as a value. */
 export type StatusDetails = typeof StatusDetails.Type
 
+/** metav1.Status: the body of an API error and of a watch's ERROR event. */
 export const Status = Schema.Struct({
   kind: Schema.Literal("Status"),
   apiVersion: Schema.Literal("v1"),
@@ -36,6 +39,7 @@ export const Status = Schema.Struct({
   details: Schema.optional(StatusDetails),
   code: Schema.Number
 })
+/** metav1.Status as a value. */
 export type Status = typeof Status.Type
 
 /** The StatusReason values used here (metav1.StatusReason*). */
@@ -103,6 +107,7 @@ export class RequestEntityTooLarge extends Schema.TaggedError<RequestEntityTooLa
 /** 415 UnsupportedMediaType: a body (e.g. a patch) of a content type the endpoint does not take. */
 export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", fields) {}
 
+/** Every error of the Kubernetes layers: each maps to one Status code and reason. */
 export type StatusError =
   | NotFound
   | AlreadyExists
@@ -142,6 +147,7 @@ const codes: Record<StatusError["_tag"], number> = {
   UnsupportedMediaType: 415
 }
 
+/** Whether `u` is one of the `StatusError`s. */
 export const isStatusError = (u: unknown): u is StatusError =>
   typeof u === "object" &&
   u !== null &&
@@ -149,6 +155,7 @@ export const isStatusError = (u: unknown): u is StatusError =>
   typeof (u as { _tag: unknown })._tag === "string" &&
   (u as { _tag: string })._tag in codes
 
+/** The HTTP status code of an error (NotFound 404, Conflict 409, Expired 410, …). */
 export const statusCode = (e: StatusError): number => codes[e._tag]
 
 /** The metav1.Status of an error (`reason` is the tag; BadRequest keeps its reason). */
@@ -212,34 +219,43 @@ export interface GroupResource {
   readonly resource: string
 }
 
+/** A GroupResource as the apiserver prints it: `pods`, or `widgets.example.com`. */
 export const groupResourceString = (gr: GroupResource): string =>
   gr.group === "" ? gr.resource : `${gr.resource}.${gr.group}`
 
 const detailsOf = (gr: GroupResource, name: string): StatusDetails =>
   gr.group === "" ? { name, kind: gr.resource } : { name, group: gr.group, kind: gr.resource }
 
+/** errors.NewNotFound: `<resource> "<name>" not found` (404). */
 export const newNotFound = (gr: GroupResource, name: string): NotFound =>
   new NotFound({ message: `${groupResourceString(gr)} "${name}" not found`, details: detailsOf(gr, name) })
 
+/** errors.NewAlreadyExists: `<resource> "<name>" already exists` (409). */
 export const newAlreadyExists = (gr: GroupResource, name: string): AlreadyExists =>
   new AlreadyExists({ message: `${groupResourceString(gr)} "${name}" already exists`, details: detailsOf(gr, name) })
 
+/** errors.NewConflict: `Operation cannot be fulfilled on <resource> "<name>": <why>` (409). */
 export const newConflict = (gr: GroupResource, name: string, why: string): Conflict =>
   new Conflict({
     message: `Operation cannot be fulfilled on ${groupResourceString(gr)} "${name}": ${why}`,
     details: detailsOf(gr, name)
   })
 
+/** errors.NewResourceExpired: 410 Expired, with a fresh continue token when there is one. */
 export const newResourceExpired = (message: string, continueToken?: string): Expired =>
   new Expired(continueToken === undefined ? { message } : { message, continueToken })
 
+/** errors.NewGone: 410 Gone (a watch's resource version is too old). */
 export const newGone = (message: string): Gone => new Gone({ message })
 
+/** errors.NewBadRequest: 400 BadRequest. */
 export const newBadRequest = (message: string): BadRequest => new BadRequest({ message })
 
+/** errors.NewInternalError: `Internal error occurred: <err>` (500). */
 export const newInternalError = (err: string): InternalError =>
   new InternalError({ message: `Internal error occurred: ${err}`, details: { causes: [{ message: err }] } })
 
+/** errors.NewTooManyRequests: 429, with the seconds to wait before retrying. */
 export const newTooManyRequests = (message: string, retryAfterSeconds: number): TooManyRequests =>
   new TooManyRequests({ message, details: { retryAfterSeconds } })
 
@@ -253,6 +269,7 @@ export const newTooLargeResourceVersion = (rv: bigint, current: bigint, retrySec
     }
   })
 
+/** Whether `e` is storage's too-large-resource-version error (504, cause ResourceVersionTooLarge). */
 export const isTooLargeResourceVersion = (e: StatusError): boolean =>
   e._tag === "Timeout" && (e.details?.causes ?? []).some((c) => c.reason === "ResourceVersionTooLarge")
 

@@ -7,8 +7,10 @@
 import type { KubeObject } from "./object-meta.js"
 import type { Status } from "./status.js"
 
+/** The type of a watch event, as on the wire. */
 export type WatchEventType = "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"
 
+/** apimachinery's watch.Event: an object with its change, or a Status for ERROR. */
 export type WatchEvent =
   | { readonly type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK"; readonly object: KubeObject }
   | { readonly type: "ERROR"; readonly object: Status }
@@ -16,9 +18,13 @@ export type WatchEvent =
 /** `metav1.InitialEventsAnnotationKey`: set to "true" on the bookmark that ends the initial events. */
 export const INITIAL_EVENTS_END_ANNOTATION = "k8s.io/initial-events-end"
 
+/** An ADDED event of `object`. */
 export const added = (object: KubeObject): WatchEvent => ({ type: "ADDED", object })
+/** A MODIFIED event of `object`'s new state. */
 export const modified = (object: KubeObject): WatchEvent => ({ type: "MODIFIED", object })
+/** A DELETED event of `object`'s last state. */
 export const deleted = (object: KubeObject): WatchEvent => ({ type: "DELETED", object })
+/** An ERROR event carrying `status`. */
 export const errorEvent = (status: Status): WatchEvent => ({ type: "ERROR", object: status })
 
 /** A BOOKMARK: only the resourceVersion (and, for the end of initial events, the annotation). */

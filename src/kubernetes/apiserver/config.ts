@@ -4,6 +4,10 @@
  */
 import { Duration, Either, Schema } from "effect"
 
+/**
+ * `etcd-effect apiserver`'s configuration: etcd, the watch cache, the listener, TLS, compaction,
+ * event TTL, tracing.
+ */
 export interface ApiServerConfig {
   /** --etcd-servers: etcd endpoints; empty runs an embedded etcd-effect server on --data-dir */
   readonly etcdServers: ReadonlyArray<string>
@@ -48,6 +52,7 @@ export interface ApiServerConfig {
   readonly tracing?: boolean | undefined
 }
 
+/** kube-apiserver's defaults: an embedded etcd, prefix /registry, the watch cache on, 127.0.0.1:8080. */
 export const defaultApiServerConfig: ApiServerConfig = {
   etcdServers: [],
   etcdPrefix: "/registry",

@@ -8,6 +8,7 @@ import { Effect, Exit, Scope } from "effect"
 import type { StorageShape } from "../storage/interfaces.js"
 import type { ResourceInfo } from "./resources.js"
 
+/** A served resource: what it is (`ResourceInfo`) and the storage its requests go to. */
 export interface ServedResource {
   readonly info: ResourceInfo
   readonly storage: StorageShape
@@ -21,6 +22,7 @@ interface Entry {
 
 const grKey = (group: string, resource: string) => `${group}/${resource}`
 
+/** The resources the API serves, by group and resource: the built-in kinds and the CRDs' as they come and go. */
 export class ResourceRegistry {
   private readonly entries = new Map<string, Entry>()
   /** bumped on every change (discovery answers are cached per generation) */
@@ -35,10 +37,12 @@ export class ResourceRegistry {
     return e
   }
 
+  /** The resource `group`/`resource` (plural), whichever versions it serves. */
   byGroupResource(group: string, resource: string): ServedResource | undefined {
     return this.entries.get(grKey(group, resource))
   }
 
+  /** Every served resource. */
   all(): ReadonlyArray<ServedResource> {
     return Array.from(this.entries.values())
   }

@@ -35,6 +35,7 @@ export interface PrinterColumn {
   readonly cell?: ((obj: KubeObject) => unknown) | undefined
 }
 
+/** What the API knows of a resource: its group, versions, kind and names, scope, subresources, columns and schema. */
 export interface ResourceInfo {
   readonly group: string
   /** the served versions, the storage version first */

@@ -35,6 +35,7 @@ import { makeResourceStorage } from "./storage-factory.js"
 
 export { type ApiServerConfig, ApiServerError, defaultApiServerConfig } from "./config.js"
 
+/** A running apiserver: its URL and port, its served resources, metrics and etcd client. */
 export interface RunningApiServer {
   /** the URL it serves on (http://127.0.0.1:8080) */
   readonly url: string
@@ -54,6 +55,7 @@ const readFile = (flag: string, path: string | undefined) =>
       new ApiServerError({ reason: "BadConfig", message: `${flag}: ${e instanceof Error ? e.message : String(e)}` })
   })
 
+/** Runs the Kubernetes API in the caller's scope over etcd (or an embedded etcd-effect) and answers where it serves. */
 export const serve = (
   options: Partial<ApiServerConfig> = {}
 ): Effect.Effect<RunningApiServer, ApiServerError, Scope.Scope> =>

@@ -110,4 +110,8 @@ export const make = (
     internals: Context.get(ctx, CacherInternals)
   }))
 
+/**
+ * The watch cache (k8s.io/apiserver's Cacher): `Cacher.layer(config)` puts it over a `Storage`,
+ * `Cacher.make` builds one in a scope.
+ */
 export const Cacher = { make, layer } as const

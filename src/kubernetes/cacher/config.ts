@@ -4,6 +4,10 @@ import type { KubeObject } from "../api/object-meta.js"
 import type { GroupResource } from "../api/status.js"
 import type { AttrFunc } from "../storage/selection-predicate.js"
 
+/**
+ * What a Cacher is configured with: the resource's prefix and group, its attrs and key functions,
+ * the cache's sizes.
+ */
 export interface CacherConfigShape {
   /** the resource's key prefix in the storage, e.g. "/pods/" */
   readonly resourcePrefix: string

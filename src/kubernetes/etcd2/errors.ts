@@ -9,9 +9,13 @@ import { Either, Schema } from "effect"
 
 /** error codes (etcd/error/error.go) */
 export const ECODE_KEY_NOT_FOUND = 100
+/** v2's EcodeTestFailed: a compare-and-swap or compare-and-delete whose condition did not hold. */
 export const ECODE_TEST_FAILED = 101
+/** v2's EcodeNotFile: the key is a directory. */
 export const ECODE_NOT_FILE = 102
+/** v2's EcodeNodeExist: a create of a key that exists. */
 export const ECODE_NODE_EXIST = 105
+/** v2's EcodeEventIndexCleared: a watch from an index older than v2's event history. */
 export const ECODE_EVENT_INDEX_CLEARED = 401
 
 /** The body etcd v2 answers an error with. */
@@ -52,7 +56,9 @@ export class V2TransportError extends Schema.TaggedError<V2TransportError>()("V2
   message: Schema.String
 }) {}
 
+/** A v2 error body decoded: one of the codes the storage interprets, or `V2Error`. */
 export type V2CodeError = KeyNotFound | CompareFailed | NodeExist | EventIndexCleared | V2Error
+/** Every way a keys request fails: a v2 error, an unreadable response, or a transport failure. */
 export type KeysError = V2CodeError | V2ResponseError | V2TransportError
 
 /** The typed error of a decoded v2 error body. */

@@ -62,6 +62,7 @@ export interface InitialEventsEnd {
 
 export type Incoming = Response | InitialEventsEnd
 
+/** What an etcd2 watcher works with: the keys client, the bookmarks' type, the poll retry and its high-water marks. */
 export interface EtcdWatcherDeps {
   readonly keys: KeysClientShape
   /** apiVersion/kind of BOOKMARK objects and the outgoing log line */

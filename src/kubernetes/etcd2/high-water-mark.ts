@@ -6,6 +6,7 @@
  */
 import { Effect, Metric } from "effect"
 
+/** storage.HighWaterMark: the largest buffer length seen, each new high reported once. */
 export class HighWaterMark {
   private mark = 0
   /** true when `current` is a new high (the caller reports it) */
@@ -31,6 +32,7 @@ export const makeWatcherMarks = (): WatcherMarks => ({ incoming: new HighWaterMa
 export const incomingHighWaterMarkGauge = Metric.gauge("etcd2_watcher_incoming_high_water_mark", {
   description: "most etcd v2 responses ever queued in one etcd2 watcher's incoming buffer"
 })
+/** The highest outgoing (watch events) buffer length any etcd2 watcher of this process reached. */
 export const outgoingHighWaterMarkGauge = Metric.gauge("etcd2_watcher_outgoing_high_water_mark", {
   description: "most watch events ever queued in one etcd2 watcher's outgoing buffer"
 })

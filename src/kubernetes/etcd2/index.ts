@@ -1,6 +1,8 @@
 /**
  * The legacy etcd2 storage (seed 001): an etcd v2 keys client, the etcd2-era watcher and a minimal
  * storage.Interface over v2, for an etcd started with `--enable-v2=true`.
+ *
+ * @module
  */
 export {
   CompareFailed,

@@ -10,6 +10,7 @@ import { Context, Effect, Either, Layer, Option, ParseResult, Schema } from "eff
 import { errorOfJson, type KeysError, V2ResponseError, V2TransportError } from "./errors.js"
 import { type Response, ResponseBody } from "./node.js"
 
+/** Where the keys client sends requests: etcd's client URL (an etcd serving v2). */
 export interface KeysClientConfig {
   /** etcd's client URL, e.g. "http://127.0.0.1:2379" (etcd started with --enable-v2=true) */
   readonly endpoint: string
@@ -44,13 +45,16 @@ export interface DeleteOptions {
   readonly dir?: boolean | undefined
 }
 
+/** The etcd v2 keys API: get, long-poll watch, set, create, compare-and-swap, delete, compare-and-delete. */
 export interface KeysClientShape {
+  /** the key's node (and with `recursive` its children) */
   readonly get: (key: string, options?: GetOptions) => Effect.Effect<Response, KeysError>
   /**
    * One long poll: the first event at or after `waitIndex` under `key`. None when etcd closed the
    * poll without an event (an empty body: ask again from the same index).
    */
   readonly watch: (key: string, options: WatchOptions) => Effect.Effect<Option.Option<Response>, KeysError>
+  /** sets the key's value (guarded by `prevExist`, `prevIndex` or `prevValue` when given) */
   readonly set: (key: string, value: string, options?: SetOptions) => Effect.Effect<Response, KeysError>
   /** set with prevExist=false (action "create"; 105 when the key exists) */
   readonly create: (
@@ -68,6 +72,7 @@ export interface KeysClientShape {
       readonly ttl?: number | undefined
     }
   ) => Effect.Effect<Response, KeysError>
+  /** deletes the key (a directory with `dir` or `recursive`) */
   readonly delete: (key: string, options?: DeleteOptions) => Effect.Effect<Response, KeysError>
   /** delete guarded by prevIndex and/or prevValue (action "compareAndDelete") */
   readonly compareAndDelete: (
@@ -76,6 +81,7 @@ export interface KeysClientShape {
   ) => Effect.Effect<Response, KeysError>
 }
 
+/** The etcd v2 keys client service. */
 export class KeysClient extends Context.Tag("etcd-effect/kubernetes/etcd2/KeysClient")<KeysClient, KeysClientShape>() {}
 
 /** `/v2/keys` + the key, each segment escaped (keys hold names, not URL syntax). */
@@ -143,6 +149,7 @@ const boolParam = (p: Params, name: string, v: boolean | undefined) => {
   if (v !== undefined) p[name] = v ? "true" : "false"
 }
 
+/** A keys client over the HttpClient in context. */
 export const make = (config: KeysClientConfig): Effect.Effect<KeysClientShape, never, HttpClient.HttpClient> =>
   Effect.map(HttpClient.HttpClient, (http) => {
     const base = config.endpoint.replace(/\/+$/, "")

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 
+/** An etcd v2 node: a key with its value, or a directory with its children, and its indices and TTL. */
 export interface Node {
   readonly key: string
   readonly value?: string | undefined
@@ -18,6 +19,7 @@ export interface Node {
 
 const Index = Schema.Number.pipe(Schema.int(), Schema.nonNegative())
 
+/** The `Node` Schema (recursive through `nodes`). */
 export const Node: Schema.Schema<Node> = Schema.Struct({
   key: Schema.String,
   value: Schema.optional(Schema.String),
@@ -32,11 +34,13 @@ export const Node: Schema.Schema<Node> = Schema.Struct({
 /** v2 actions (etcd/store/event.go) plus "get", the initial state of a watch */
 export type Action = "get" | "create" | "set" | "update" | "compareAndSwap" | "delete" | "compareAndDelete" | "expire"
 
+/** The body of a v2 response: the action, the node and its previous state. */
 export const ResponseBody = Schema.Struct({
   action: Schema.String,
   node: Node,
   prevNode: Schema.optional(Node)
 })
+/** A v2 response body as a value. */
 export type ResponseBody = typeof ResponseBody.Type
 
 /** One v2 response: the body and `X-Etcd-Index` (etcd's index when it answered). */

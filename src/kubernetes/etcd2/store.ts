@@ -154,9 +154,11 @@ const stats = (s: V2StoreDeps, key: string): Effect.Effect<{ objectCount: number
     return { objectCount: leaves(r.right.node).length }
   })
 
+/** The etcd2 storage over the `KeysClient` in context. */
 export const make = (config: Etcd2StoreConfig): Effect.Effect<StorageShape, never, KeysClient> =>
   Effect.map(KeysClient, (keys) => makeWith(keys, config))
 
+/** The etcd2 storage over `keys`. */
 export const makeWith = (keys: KeysClientShape, config: Etcd2StoreConfig): StorageShape => {
   const s = makeV2StoreDeps(keys, config)
   return {

@@ -11,6 +11,7 @@ import { errorText, type KeysError } from "./errors.js"
 import type { WatcherMarks } from "./high-water-mark.js"
 import type { KeysClientShape } from "./keys-client.js"
 
+/** An etcd2 storage's configuration: its path and resource prefixes, group resource, attrs, bookmark type and marks. */
 export interface Etcd2StoreConfig {
   /** key prefix of all objects, default "/registry" */
   readonly pathPrefix?: string | undefined

@@ -12,6 +12,7 @@ import type { StatusError } from "../api/status.js"
 import type { WatchEvent } from "../api/watch-event.js"
 import type { SelectionPredicate } from "./selection-predicate.js"
 
+/** metav1.ResourceVersionMatch: how a list's resourceVersion is read ("" as the legacy rules, NotOlderThan, Exact). */
 export type ResourceVersionMatch = "" | "NotOlderThan" | "Exact"
 
 /** storage.ListOptions (used by GetList and Watch). */
@@ -66,6 +67,7 @@ export type UpdateFunc = (input: KubeObject, meta: ResponseMeta) => Effect.Effec
 /** storage.ValidateObjectFunc for delete: may refuse a deletion given the current object. */
 export type ValidateDeletion = (obj: KubeObject) => Effect.Effect<void, StatusError>
 
+/** storage.Stats: how many objects a resource has, and their average size when known. */
 export interface Stats {
   readonly objectCount: number
   /** average size of the stored values, when known */
@@ -80,7 +82,9 @@ export interface Stats {
  * for not keeping up (then with no ERROR, as the apiserver's cacheWatcher).
  */
 export interface WatchSink {
+  /** takes the next events in order; false asks for none until `resume` */
   readonly push: (events: ReadonlyArray<WatchEvent>) => boolean
+  /** the watch ended (called once, last) */
   readonly end: () => void
 }
 
@@ -90,6 +94,7 @@ export interface WatchHandle {
   readonly resume: () => void
 }
 
+/** storage.Interface: create, delete, get, list, guaranteed update, watch and count of one resource's objects. */
 export interface StorageShape {
   /** storage.Interface.Create: fails AlreadyExists; a set resourceVersion is refused */
   readonly create: (key: string, obj: KubeObject, ttlSeconds?: number) => Effect.Effect<KubeObject, StatusError>

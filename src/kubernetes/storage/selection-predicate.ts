@@ -13,6 +13,7 @@ import { type BadRequest, newBadRequest } from "../api/status.js"
 
 export type { FieldSelector, LabelSelector }
 
+/** An object's labels and selectable fields, as predicates match them. */
 export interface Attrs {
   readonly labels: Readonly<Record<string, string>>
   readonly fields: Readonly<Record<string, string>>
@@ -21,6 +22,7 @@ export interface Attrs {
 /** storage.AttrFunc: the labels and selectable fields of an object. */
 export type AttrFunc = (obj: KubeObject) => Attrs
 
+/** storage.SelectionPredicate: label and field selectors, paging, bookmarks and the cacher's index hints. */
 export interface SelectionPredicate {
   readonly label: LabelSelector
   readonly field: FieldSelector
@@ -35,7 +37,9 @@ export interface SelectionPredicate {
   readonly indexFields?: ReadonlyArray<string>
 }
 
+/** The label selector that selects every object. */
 export const everythingLabels: LabelSelector = Labels.everything
+/** The field selector that selects every object. */
 export const everythingFields: FieldSelector = Fields.everything
 
 /** storage.DefaultClusterScopedAttr / DefaultNamespaceScopedAttr: labels, metadata.name, metadata.namespace. */
@@ -79,6 +83,7 @@ export const selectionPredicate = (parts: Partial<SelectionPredicate>): Selectio
   ...parts
 })
 
+/** A list or watch request's query parameters, before they are parsed into a `SelectionPredicate`. */
 export interface PredicateQuery {
   readonly labelSelector?: string | undefined
   readonly fieldSelector?: string | undefined

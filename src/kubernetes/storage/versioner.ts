@@ -11,6 +11,7 @@ const MAX_UINT64 = (1n << 64n) - 1n
 export const invalidResourceVersion = (rv: string, why: "invalid syntax" | "value out of range"): string =>
   `resourceVersion: Invalid value: ${JSON.stringify(rv)}: strconv.ParseUint: parsing ${JSON.stringify(rv)}: ${why}`
 
+/** A resourceVersion as a revision ("" and "0" are 0), or the apiserver's error for one that is not a uint64. */
 export const parseResourceVersion = (rv: string | undefined): Either.Either<bigint, string> => {
   if (rv === undefined || rv === "" || rv === "0") return Either.right(0n)
   if (!/^[0-9]+$/.test(rv)) return Either.left(invalidResourceVersion(rv, "invalid syntax"))

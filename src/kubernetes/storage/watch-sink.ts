@@ -7,6 +7,7 @@ import { Effect, type Scope, Stream } from "effect"
 import type { StatusError } from "../api/status.js"
 import type { ListOptions, StorageShape, WatchHandle, WatchSink } from "./interfaces.js"
 
+/** Watches `key` into `sink`: the storage's own sink watch if it has one, else its Stream run by one fiber. */
 export const watchInto = (
   storage: StorageShape,
   key: string,

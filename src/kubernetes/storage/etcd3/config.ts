@@ -8,6 +8,7 @@ import type { GroupResource } from "../../api/status.js"
 import type { AttrFunc } from "../selection-predicate.js"
 import type { ValueTransformer } from "../value/transformer.js"
 
+/** An etcd3 storage's configuration: prefixes, group resource, transformer, attrs, bookmark type and paging. */
 export interface Etcd3StoreConfig {
   /** etcd key prefix of all objects (storagebackend.Config.Prefix), default "/registry" */
   readonly pathPrefix?: string | undefined

@@ -106,6 +106,7 @@ const count = (s: StoreDeps, key: string): Effect.Effect<{ objectCount: number }
     return { objectCount: Number(r.count) }
   })
 
+/** The etcd3 storage over the `EtcdClient` in context. */
 export const make = (config: Etcd3StoreConfig): Effect.Effect<StorageShape, never, EtcdClient> =>
   Effect.map(EtcdClient, (client) => makeWith(client, config))
 

@@ -45,6 +45,7 @@ const bitsOf = (key: Uint8Array): 128 | 192 | 256 => {
 /** value.DefaultContext(key).AuthenticatedData(): the etcd key's bytes */
 const authenticatedData = (etcdKey: string): Buffer => Buffer.from(etcdKey, "utf8")
 
+/** aesgcm.NewGCMTransformer: AES-GCM with a random nonce per write, the etcd key as authenticated data. */
 export const aesGCM = (key: Uint8Array): ValueTransformer => {
   const name = `aes-${bitsOf(key)}-gcm` as crypto.CipherGCMTypes
   const secret = crypto.createSecretKey(key)
@@ -77,6 +78,7 @@ export const aesGCM = (key: Uint8Array): ValueTransformer => {
   }
 }
 
+/** aescbc.NewCBCTransformer: AES-CBC with a random IV per write and PKCS#7 padding. */
 export const aesCBC = (key: Uint8Array): ValueTransformer => {
   const name = `aes-${bitsOf(key)}-cbc`
   const secret = crypto.createSecretKey(key)

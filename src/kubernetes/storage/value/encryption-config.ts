@@ -47,11 +47,13 @@ export const ResourceConfiguration = Schema.Struct({
   providers: NullableArray(ProviderConfiguration)
 })
 
+/** The EncryptionConfiguration file (apiserver.config.k8s.io) as a Schema: resources and their providers. */
 export const EncryptionConfiguration = Schema.Struct({
   apiVersion: NullableString,
   kind: NullableString,
   resources: NullableArray(ResourceConfiguration)
 })
+/** An EncryptionConfiguration as decoded. */
 export type EncryptionConfiguration = typeof EncryptionConfiguration.Type
 
 /** The group-versions and kinds the apiserver's config scheme decodes to an EncryptionConfiguration. */
@@ -423,7 +425,10 @@ export const loadEncryptionConfig = (path: string): Effect.Effect<EncryptionConf
  */
 export class ResourceTransformers extends Context.Tag("etcd-effect/kubernetes/ResourceTransformers")<
   ResourceTransformers,
-  { readonly transformerFor: (gr: GroupResource) => ValueTransformer }
+  {
+    /** the transformer of a group-resource: its own rule, else `*.<group>`, else `*.*`, else identity */
+    readonly transformerFor: (gr: GroupResource) => ValueTransformer
+  }
 >() {
   /** --encryption-provider-config=path */
   static readonly layer = (path: string): Layer.Layer<ResourceTransformers, EncryptionConfigError> =>

@@ -1,6 +1,8 @@
 /**
  * Encryption at rest (k8s.io/apiserver/pkg/storage/value): transformers and the
  * EncryptionConfiguration file (--encryption-provider-config).
+ *
+ * @module
  */
 export { type FromStorageResult, identity, type ValueTransformer } from "./transformer.js"
 export { encryptCheck, hasPrefix } from "./identity.js"

@@ -16,6 +16,7 @@
 import { hasPrefix } from "./identity.js"
 import type { FromStorageResult, ValueTransformer } from "./transformer.js"
 
+/** A transformer and the prefix that marks the values it wrote (`k8s:enc:aesgcm:v1:key1:`). */
 export interface PrefixTransformer {
   readonly prefix: Uint8Array
   readonly transformer: ValueTransformer
@@ -30,6 +31,7 @@ export const aggregateMessage = (errors: ReadonlyArray<string>): string => {
   return seen.length === 1 ? seen[0]! : `[${seen.join(", ")}]`
 }
 
+/** value.NewPrefixTransformers: writes with the first transformer; reads with the one whose prefix the value has. */
 export const prefixTransformers = (
   transformers: ReadonlyArray<PrefixTransformer>,
   noMatch: string = errNoMatchingTransformer

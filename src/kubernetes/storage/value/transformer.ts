@@ -8,6 +8,7 @@ export type FromStorageResult =
   | { readonly ok: true; readonly data: Uint8Array; readonly stale: boolean }
   | { readonly ok: false; readonly error: string }
 
+/** value.Transformer: encrypts values on their way to etcd and decrypts them on the way back. */
 export interface ValueTransformer {
   /** decrypt (or pass through) a value read from etcd under `key` (the authenticated data) */
   readonly fromStorage: (data: Uint8Array, key: string) => FromStorageResult
