@@ -85,27 +85,39 @@ export interface AuthStoreShape {
   readonly init: Effect.Effect<void, EtcdError>
   /** the auth revision: every change moves it on, and older credentials are refused */
   revision(): number
+  /** AuthEnable: refused without a root user that has the root role */
   authEnable(): Effect.Effect<void, EtcdError>
+  /** AuthDisable: every request is permitted again */
   authDisable(): Effect.Effect<void, EtcdError>
   /** a token for the user's password, as etcd's Authenticate */
   authenticate(name: string, password: string): Effect.Effect<string, EtcdError>
+  /** UserAdd: a new user with a bcrypt hash of the password, or none with `noPassword` */
   userAdd(name: string, password: string, noPassword: boolean): Effect.Effect<void, EtcdError>
+  /** UserDelete: the user and its tokens go */
   userDelete(name: string): Effect.Effect<void, EtcdError>
+  /** UserChangePassword: a new hash; the user's tokens are invalidated */
   userChangePassword(name: string, password: string): Effect.Effect<void, EtcdError>
+  /** UserGrantRole: the role (which must exist) added to the user */
   userGrantRole(name: string, role: string): Effect.Effect<void, EtcdError>
+  /** UserRevokeRole: the role taken from the user */
   userRevokeRole(name: string, role: string): Effect.Effect<void, EtcdError>
   /** the user's roles */
   userGet(name: string): ReadonlyArray<string> | AuthError
   /** names in key order */
   userList(): ReadonlyArray<string>
+  /** RoleAdd: a new role without permissions */
   roleAdd(name: string): Effect.Effect<void, EtcdError>
+  /** RoleDelete: the role, and its grant on every user that had it */
   roleDelete(name: string): Effect.Effect<void, EtcdError>
   /** the role's permissions */
   roleGet(name: string): ReadonlyArray<Permission> | AuthError
   /** names in key order */
   roleList(): ReadonlyArray<string>
+  /** RoleGrantPermission: a key or range permission added to the role */
   roleGrantPermission(name: string, perm: Permission): Effect.Effect<void, EtcdError>
+  /** RoleRevokePermission: the permission on exactly this key or range removed */
   roleRevokePermission(name: string, key: Uint8Array, rangeEnd: Uint8Array): Effect.Effect<void, EtcdError>
+  /** whether the user has the role */
   hasRole(user: string, role: string): boolean
   /** the credential behind a token; undefined: an invalid token */
   authInfoFromToken(token: string): Effect.Effect<AuthInfo | undefined>
@@ -118,8 +130,11 @@ export interface AuthStoreShape {
     rangeEnd: Uint8Array | undefined,
     permType: typeof PermType.READ | typeof PermType.WRITE
   ): AuthError | undefined
+  /** READ on the key or range: undefined when permitted, else etcd's error */
   isRangePermitted(ai: AuthInfo | undefined, key: Uint8Array, rangeEnd: Uint8Array | undefined): AuthError | undefined
+  /** WRITE on the key: undefined when permitted, else etcd's error */
   isPutPermitted(ai: AuthInfo | undefined, key: Uint8Array): AuthError | undefined
+  /** WRITE on the key or range: undefined when permitted, else etcd's error */
   isDeleteRangePermitted(
     ai: AuthInfo | undefined,
     key: Uint8Array,
