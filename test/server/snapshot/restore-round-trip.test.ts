@@ -38,6 +38,8 @@ const apply = async (endpoint: string, ops: ReadonlyArray<Op>): Promise<void> =>
   const kv = rawClient("KV", endpoint)
   const lease = rawClient("Lease", endpoint)
   const leases: Array<string> = []
+  // etcd refuses a compaction at or below the last one ("required revision has been compacted")
+  let compacted = 0
   try {
     for (const o of ops) {
       if (o._tag === "put") {
@@ -49,7 +51,10 @@ const apply = async (endpoint: string, ops: ReadonlyArray<Op>): Promise<void> =>
         leases.push(String((await call(lease, "LeaseGrant", { TTL: o.ttl })).ID))
       } else {
         const rev = Number((await call(kv, "Range", { key: Buffer.from("zz") })).header.revision)
-        if (rev > 1) await call(kv, "Compact", { revision: rev - 1, physical: true })
+        if (rev - 1 > compacted) {
+          await call(kv, "Compact", { revision: rev - 1, physical: true })
+          compacted = rev - 1
+        }
       }
     }
   } finally {
@@ -131,7 +136,20 @@ describe("snapshot restore round trip (random histories)", () => {
         await restored.close()
         await source.close()
       }),
-      { numRuns: 8 }
+      {
+        numRuns: 8,
+        // a CI run's counterexample: two compactions with no write between them
+        examples: [
+          [
+            [
+              { _tag: "put", key: "a", value: "", leased: false },
+              { _tag: "compact" },
+              { _tag: "compact" },
+              { _tag: "put", key: "a", value: "", leased: false }
+            ]
+          ]
+        ]
+      }
     )
   }, 0)
 })
