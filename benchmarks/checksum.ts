@@ -9,6 +9,7 @@
 import { execFileSync } from "node:child_process"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
+import { benchArgs, positiveInt } from "./bench-args.js"
 import { cleanup, etcdVersion, ourMain, projectRoot, startEtcdServer, startOurs } from "./compare-servers.js"
 import { goInstruments } from "./etcd-tool.js"
 import { openValue, sealValue } from "../src/backend/value-checksum.js"
@@ -22,30 +23,18 @@ const usage = `usage: npm run bench:checksum [-- options]
   --rounds N        alternating rounds (default 3)
   --only a,b        bench:compare scenarios (default put,range)
   --before C, --after C   the commits built before/after (default 8821e87, 41ae060)`
-const { values } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        help: { type: "boolean", short: "h", default: false },
-        rounds: { type: "string", default: "3" },
-        only: { type: "string", default: "put,range" },
-        before: { type: "string", default: "8821e87" },
-        after: { type: "string", default: "41ae060" }
-      }
-    })
-  } catch (e) {
-    process.stderr.write(`bench:checksum: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`)
-    return process.exit(1)
-  }
-})()
-if (values.help) {
-  process.stdout.write(`${usage}\n`)
-  process.exit(0)
-}
-if (!Number.isInteger(Number(values.rounds)) || Number(values.rounds) < 1) {
-  process.stderr.write(`bench:checksum: --rounds must be a positive integer, got ${values.rounds}\n`)
-  process.exit(1)
-}
+const values = benchArgs("bench:checksum", usage, () =>
+  parseArgs({
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      rounds: { type: "string", default: "3" },
+      only: { type: "string", default: "put,range" },
+      before: { type: "string", default: "8821e87" },
+      after: { type: "string", default: "41ae060" }
+    }
+  })
+)
+const rounds = positiveInt("bench:checksum", "--rounds", values.rounds)
 const root = projectRoot()
 const etcd36 = goInstruments(root).bins["ETCD_36_BIN"]
 if (etcd36 === undefined) {
@@ -99,7 +88,7 @@ const result = await runVariants(
     { name: `this tree (${head})`, start: (r) => startOurs({ root: r, main: ourMain() }) }
   ],
   values.only,
-  Number(values.rounds)
+  rounds
 )
 console.log(`\n${result.header}\n\n${result.table}\n`)
 console.log(

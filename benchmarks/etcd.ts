@@ -47,6 +47,26 @@ export interface StartEtcdOptions {
   readonly onSpawn?: (pid: number, dataDir: string) => void
 }
 
+/** etcd's flags for one member named bench on `dataDir`, its client and peer ports on 127.0.0.1, logging errors only */
+export const etcdMemberArgs = (dataDir: string, client: number, peer: number): Array<string> => [
+  "--name",
+  "bench",
+  "--data-dir",
+  dataDir,
+  "--listen-client-urls",
+  `http://127.0.0.1:${client}`,
+  "--advertise-client-urls",
+  `http://127.0.0.1:${client}`,
+  "--listen-peer-urls",
+  `http://127.0.0.1:${peer}`,
+  "--initial-advertise-peer-urls",
+  `http://127.0.0.1:${peer}`,
+  "--initial-cluster",
+  `bench=http://127.0.0.1:${peer}`,
+  "--log-level",
+  "error"
+]
+
 /** Starts etcd with its data dir under `dataRoot` and waits until it answers a Range. */
 export const startEtcd = async (
   dataRoot: string,
@@ -61,22 +81,7 @@ export const startEtcd = async (
     wrap[0] ?? bin,
     [
       ...(wrap.length === 0 ? [] : [...wrap.slice(1), bin]),
-      "--name",
-      "bench",
-      "--data-dir",
-      dataDir,
-      "--listen-client-urls",
-      `http://127.0.0.1:${client}`,
-      "--advertise-client-urls",
-      `http://127.0.0.1:${client}`,
-      "--listen-peer-urls",
-      `http://127.0.0.1:${peer}`,
-      "--initial-advertise-peer-urls",
-      `http://127.0.0.1:${peer}`,
-      "--initial-cluster",
-      `bench=http://127.0.0.1:${peer}`,
-      "--log-level",
-      "error",
+      ...etcdMemberArgs(dataDir, client, peer),
       ...(options.extraArgs ?? [])
     ],
     { stdio: "ignore", env: options.env ?? process.env }

@@ -25,9 +25,10 @@ import * as https from "node:https"
 import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
+import { benchArgs, positiveInt } from "./bench-args.js"
 import { cleanEnv, cleanup, etcdVersion, ourMain, projectRoot } from "./compare-servers.js"
 import { median } from "./compare-stats.js"
-import { ETCD_BIN, freePort, sleep } from "./etcd.js"
+import { ETCD_BIN, etcdMemberArgs, freePort, sleep } from "./etcd.js"
 import { goInstruments, runTool } from "./etcd-tool.js"
 import { kubeApiServerArgs, writeKubeApiServerFiles } from "./kube-apiserver-process.js"
 
@@ -45,38 +46,20 @@ const usage = `usage: npm run bench:startup [-- options]
   --keys N          keys in the serve-1m data dirs (default 1000000)
   --prepare         write the serve-1m data dirs anew (else the cached ones are reused)
   --cpu-prof DIR    one more start of serve per data dir under node --cpu-prof, profiles in DIR`
-const { values } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        help: { type: "boolean", short: "h", default: false },
-        rounds: { type: "string", default: "5" },
-        only: { type: "string", default: "serve-empty,serve-1m,apiserver" },
-        keys: { type: "string", default: "1000000" },
-        prepare: { type: "boolean", default: false },
-        "cpu-prof": { type: "string" }
-      }
-    })
-  } catch (e) {
-    process.stderr.write(`bench:startup: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`)
-    return process.exit(1)
-  }
-})()
-if (values.help) {
-  process.stdout.write(`${usage}\n`)
-  process.exit(0)
-}
-const rounds = Number(values.rounds)
-const keys = Number(values.keys)
-for (const [flag, n] of [
-  ["--rounds", rounds],
-  ["--keys", keys]
-] as const) {
-  if (!Number.isInteger(n) || n < 1) {
-    process.stderr.write(`bench:startup: ${flag} must be a positive integer\n`)
-    process.exit(1)
-  }
-}
+const values = benchArgs("bench:startup", usage, () =>
+  parseArgs({
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      rounds: { type: "string", default: "5" },
+      only: { type: "string", default: "serve-empty,serve-1m,apiserver" },
+      keys: { type: "string", default: "1000000" },
+      prepare: { type: "boolean", default: false },
+      "cpu-prof": { type: "string" }
+    }
+  })
+)
+const rounds = positiveInt("bench:startup", "--rounds", values.rounds)
+const keys = positiveInt("bench:startup", "--keys", values.keys)
 const only = new Set(values.only.split(",").map((x) => x.trim()))
 for (const o of only) {
   if (!["serve-empty", "serve-1m", "apiserver"].includes(o)) {
@@ -194,25 +177,6 @@ const startTimed = async (
   }
 }
 
-const etcdArgs = (dataDir: string, client: number, peer: number): Array<string> => [
-  "--name",
-  "bench",
-  "--data-dir",
-  dataDir,
-  "--listen-client-urls",
-  `http://127.0.0.1:${client}`,
-  "--advertise-client-urls",
-  `http://127.0.0.1:${client}`,
-  "--listen-peer-urls",
-  `http://127.0.0.1:${peer}`,
-  "--initial-advertise-peer-urls",
-  `http://127.0.0.1:${peer}`,
-  "--initial-cluster",
-  `bench=http://127.0.0.1:${peer}`,
-  "--log-level",
-  "error"
-]
-
 type Serve = "etcd-3.4" | "etcd-3.6" | "etcd-effect"
 const SERVES: ReadonlyArray<Serve> = ["etcd-3.4", "etcd-3.6", "etcd-effect"]
 const etcdBin = (s: Serve) => (s === "etcd-3.4" ? ETCD_BIN : ETCD36)
@@ -245,7 +209,7 @@ const startServe = async (system: Serve, dataDir: string, nodeFlags: ReadonlyArr
       system
     )
   }
-  return startTimed(etcdBin(system), etcdArgs(dataDir, client, await freePort()), url, healthy, system)
+  return startTimed(etcdBin(system), etcdMemberArgs(dataDir, client, await freePort()), url, healthy, system)
 }
 
 // ---- the 1M-key data dirs, written once --------------------------------------------------------------

@@ -10,6 +10,7 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 import { parseArgs } from "node:util"
+import { benchArgs, positiveInt } from "./bench-args.js"
 import { cleanup, etcdVersion, startEtcdServer, startOurs } from "./compare-servers.js"
 import { goInstruments } from "./etcd-tool.js"
 import { projectRoot } from "./compare-servers.js"
@@ -22,28 +23,16 @@ process.on("SIGTERM", () => process.exit(130))
 const usage = `usage: npm run bench:tracing [-- options]
   --rounds N        alternating rounds (default 3)
   --only a,b        bench:compare scenarios (default put,range)`
-const { values } = (() => {
-  try {
-    return parseArgs({
-      options: {
-        help: { type: "boolean", short: "h", default: false },
-        rounds: { type: "string", default: "3" },
-        only: { type: "string", default: "put,range" }
-      }
-    })
-  } catch (e) {
-    process.stderr.write(`bench:tracing: ${e instanceof Error ? e.message : String(e)}\n${usage}\n`)
-    return process.exit(1)
-  }
-})()
-if (values.help) {
-  process.stdout.write(`${usage}\n`)
-  process.exit(0)
-}
-if (!Number.isInteger(Number(values.rounds)) || Number(values.rounds) < 1) {
-  process.stderr.write(`bench:tracing: --rounds must be a positive integer, got ${values.rounds}\n`)
-  process.exit(1)
-}
+const values = benchArgs("bench:tracing", usage, () =>
+  parseArgs({
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      rounds: { type: "string", default: "3" },
+      only: { type: "string", default: "put,range" }
+    }
+  })
+)
+const rounds = positiveInt("bench:tracing", "--rounds", values.rounds)
 const etcd36 = goInstruments(projectRoot()).bins["ETCD_36_BIN"]
 if (etcd36 === undefined) {
   process.stderr.write("bench:tracing: etcd 3.6 is not built: run `bash benchmarks/go/build.sh` first\n")
@@ -76,7 +65,7 @@ const result = await runVariants(
     }
   ],
   values.only,
-  Number(values.rounds)
+  rounds
 )
 receiver.close()
 console.log(`\n${result.header}\n\n${result.table}\n`)
